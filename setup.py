@@ -1,0 +1,40 @@
+"""Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`)."""
+
+import pathlib
+import re
+
+import setuptools
+
+_HERE = pathlib.Path(__file__).parent
+_VERSION = re.search(r'__version__ = "([^"]+)"',
+                     (_HERE / "sonnet_like" / "__init__.py").read_text())[1]
+
+setuptools.setup(
+    name="sonnet_like",
+    version=_VERSION,
+    description=("Neural-network modules in the style of Sonnet 2, with "
+                 "training scenarios (supervised, GAN, RL) on TensorFlow 2."),
+    long_description=(_HERE / "README.md").read_text(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    packages=setuptools.find_packages(include=["sonnet_like", "sonnet_like.*"]),
+    package_data={"sonnet_like": ["py.typed"]},
+    python_requires=">=3.10",
+    install_requires=[
+        "tensorflow>=2.16",
+        # tensorflow-probability needs tf-keras under Keras 3.
+        "tensorflow-probability>=0.24",
+        "tf-keras>=2.16",
+        "absl-py",
+        "numpy",
+    ],
+    extras_require={
+        "test": ["pytest", "pytest-xdist", "scikit-learn", "tqdm"],
+        "examples": ["scikit-learn", "matplotlib", "tqdm"],
+        "rl": ["gymnasium"],
+    },
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)

@@ -1,0 +1,1 @@
+"""Core: the Module base class, `once`, initializers, types and checks."""

@@ -1,0 +1,238 @@
+"""`Module`: the base class of every sonnet_like module."""
+
+import abc
+import functools
+import inspect
+import re
+import threading
+from typing import Any, Callable, TypeVar
+
+import tensorflow as tf
+
+from sonnet_like.core import names
+from sonnet_like.core import once as once_lib
+
+T = TypeVar("T")
+
+_NO_NAME_SCOPE = "_sonnet_like_no_name_scope"
+_ALLOW_EMPTY = "_sonnet_like_allow_empty_variables"
+
+NO_VARIABLES_ERROR = """\
+{module!r} has no {property} yet.
+
+Most modules create their variables the first time they are called, so asking
+for them before that usually means the module has not been built. Call it with
+an example input first:
+
+    module = {module!r}
+    module(example_input)
+    params = module.{property}
+
+If the module is stateless, allow an empty result:
+
+    snt.allow_empty_variables(module)        # one instance
+    @snt.allow_empty_variables               # or a whole class
+    class MyStatelessModule(snt.Module): ...
+"""
+
+SUPER_INIT_ERROR = (
+    "{cls}.__init__ must call super().__init__(name=name) before calling any "
+    "other method of the module (methods run inside the module's name scope, "
+    "which the base constructor creates). Mark methods that must run earlier "
+    "with @snt.no_name_scope.")
+
+
+def no_name_scope(method: T) -> T:
+  """Marks a method of a `Module` subclass to run outside its name scope."""
+  setattr(method, _NO_NAME_SCOPE, True)
+  return method
+
+
+def allow_empty_variables(module_or_cls: T) -> T:
+  """Lets `variables`/`trainable_variables` return () instead of raising."""
+  setattr(module_or_cls, _ALLOW_EMPTY, True)
+  return module_or_cls
+
+
+def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
+  """Wraps `method` so that it runs inside its module's name scope."""
+
+  @functools.wraps(method)
+  def scoped(self, *args, **kwargs):
+    scope = self.__dict__.get("_scope_name")
+    if scope is None:
+      raise AttributeError(SUPER_INIT_ERROR.format(cls=type(self).__name__))
+    with tf.name_scope(scope):
+      return method(self, *args, **kwargs)
+
+  return scoped
+
+
+def _scoped_member(key: str, value: Any) -> Any:
+  """Returns `value` wrapped to run in the name scope, or None to leave it."""
+  if key.startswith("__") and key != "__call__":
+    return None
+  if isinstance(value, property):
+    accessors = [f and (f if getattr(f, _NO_NAME_SCOPE, False)
+                        else with_name_scope(f))
+                 for f in (value.fget, value.fset, value.fdel)]
+    return property(*accessors, doc=value.__doc__)
+  if getattr(value, _NO_NAME_SCOPE, False):
+    return None
+  if once_lib.is_once(value):
+    value.fn = with_name_scope(value.fn)
+    return value
+  if inspect.isfunction(value):
+    return with_name_scope(value)
+  return None
+
+
+_ctor_scopes = threading.local()
+
+
+class ModuleMetaclass(abc.ABCMeta):
+  """Puts every method in the name scope; runs `__init__` inside it too."""
+
+  def __new__(mcs, name, bases, namespace, **kwargs):
+    for key, value in list(namespace.items()):
+      scoped = _scoped_member(key, value)
+      if scoped is not None:
+        namespace[key] = scoped
+    return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+  def __call__(cls, *args, **kwargs):
+    # `Module.__init__` enters the module's name scope so that submodules
+    # built in the rest of the subclass constructor nest inside it; the scope
+    # is left here, once the whole constructor has returned or raised.
+    stack = _ctor_scope_stack()
+    depth = len(stack)
+    try:
+      module = super().__call__(*args, **kwargs)
+    finally:
+      while len(stack) > depth:
+        stack.pop().__exit__(None, None, None)
+    if "_scope_name" not in module.__dict__:
+      raise ValueError(SUPER_INIT_ERROR.format(cls=cls.__name__))
+    object.__setattr__(module, "_ctor_arguments", _arguments(cls, args, kwargs))
+    return module
+
+
+def _ctor_scope_stack() -> list:
+  if not hasattr(_ctor_scopes, "stack"):
+    _ctor_scopes.stack = []
+  return _ctor_scopes.stack
+
+
+def _arguments(cls, args, kwargs) -> tuple:
+  """The constructor arguments that differ from their defaults, for repr."""
+  try:
+    signature = inspect.signature(cls.__init__)
+    bound = signature.bind(None, *args, **kwargs)
+  except (TypeError, ValueError):
+    return tuple((f"arg{i}", a) for i, a in enumerate(args)) + tuple(
+        kwargs.items())
+  shown = []
+  for key, value in list(bound.arguments.items())[1:]:
+    parameter = signature.parameters[key]
+    if parameter.kind == parameter.VAR_KEYWORD:
+      shown.extend(value.items())
+    elif parameter.kind == parameter.VAR_POSITIONAL:
+      shown.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+    elif not _same(value, parameter.default):
+      shown.append((key, value))
+  return tuple(shown)
+
+
+def _same(a: Any, b: Any) -> bool:
+  try:
+    return bool(a is b or a == b)
+  except Exception:  # Arrays and tensors compare elementwise.  # pylint: disable=broad-except
+    return False
+
+
+def _camel_to_snake(name: str) -> str:
+  return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2",
+                name).lower()
+
+
+class Module(tf.Module, metaclass=ModuleMetaclass):
+  """Base class for modules: a `tf.Module` with automatic name scopes.
+
+  Every method (and `__call__`) runs inside the module's name scope, so the
+  variables it creates are named after it (`mlp/linear_0/w:0`). Names are
+  unique within the enclosing scope: the second `Linear()` at top level is
+  named `linear_1`.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> class Scale(snt.Module):
+      ...   @snt.once
+      ...   def _initialize(self, x):
+      ...     self.s = tf.Variable(tf.ones([x.shape[-1]]), name="s")
+      ...   def __call__(self, x):
+      ...     self._initialize(x)
+      ...     return x * self.s
+      >>> m = Scale(name="scale")
+      >>> _ = m(tf.ones([1, 3]))
+      >>> m.s.name
+      'scale/s:0'
+  """
+
+  _TF_MODULE_IGNORED_PROPERTIES = tf.Module._TF_MODULE_IGNORED_PROPERTIES.union(
+      ("_ctor_arguments", "_scope_name"))
+
+  def __init__(self, name: str | None = None):
+    if name is None:
+      name = _camel_to_snake(type(self).__name__)
+    elif not isinstance(name, str) or not name.isidentifier():
+      raise ValueError(
+          f"{type(self).__name__}: name must be a valid Python identifier, "
+          f"got {name!r}.")
+    parent = tf.get_current_name_scope()
+    unique = names.reserve(parent, name)
+    super().__init__(name=unique)
+    scope_name = f"{parent}/{unique}/" if parent else f"{unique}/"
+    self._name_scope = tf.name_scope(scope_name)
+    object.__setattr__(self, "_scope_name", scope_name)
+    if getattr(type(self).__init__, _NO_NAME_SCOPE, False):
+      return
+    ctor_scope = tf.name_scope(scope_name)
+    ctor_scope.__enter__()
+    _ctor_scope_stack().append(ctor_scope)
+
+  @property
+  @no_name_scope
+  def module_name(self) -> str:
+    """The full scope name without the trailing slash (`mlp/linear_0`)."""
+    return self._scope_name[:-1]
+
+  @property
+  @no_name_scope
+  def variables(self) -> tuple[tf.Variable, ...]:
+    """All variables of this module and its submodules.
+
+    Raises:
+      ValueError: if there are none and the module does not allow that (see
+        `allow_empty_variables`): usually the module is not built yet.
+    """
+    return self._nonempty(super().variables, "variables")
+
+  @property
+  @no_name_scope
+  def trainable_variables(self) -> tuple[tf.Variable, ...]:
+    """All trainable variables of this module and its submodules.
+
+    Raises:
+      ValueError: as for `variables`.
+    """
+    return self._nonempty(super().trainable_variables, "trainable_variables")
+
+  @no_name_scope
+  def _nonempty(self, found: tuple, what: str) -> tuple:
+    if not found and not getattr(self, _ALLOW_EMPTY, False):
+      raise ValueError(NO_VARIABLES_ERROR.format(module=self, property=what))
+    return found
+
+  def __repr__(self) -> str:
+    arguments = self.__dict__.get("_ctor_arguments", ())
+    shown = ", ".join(f"{k}={v!r}" for k, v in arguments)
+    return f"{type(self).__name__}({shown})"

@@ -1,0 +1,105 @@
+"""Input checks that turn bad input into errors naming the module.
+
+Every layer calls these from `__call__` so that a mistake is reported as
+"Linear 'encoder/linear' was built for input size 4, got 5" rather than as a
+kernel error from inside TensorFlow, or not at all.
+"""
+
+from typing import Any, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+
+def describe(module: Any) -> str:
+  """`Linear 'encoder/linear'`: the class and full name of a module."""
+  name = getattr(module, "module_name", None) or getattr(module, "name", "")
+  return f"{type(module).__name__} {name!r}"
+
+
+def check_floating(module: Any, inputs: tf.Tensor) -> None:
+  dtype = tf.as_dtype(inputs.dtype)
+  if not (dtype.is_floating or dtype.is_complex):
+    raise TypeError(f"{describe(module)} expects a floating-point input, got "
+                    f"{dtype.name}. Cast it first, e.g. tf.cast(x, tf.float32).")
+
+
+def check_built_dtype(module: Any, inputs: tf.Tensor,
+                      built_dtype: tf.DType) -> None:
+  if inputs.dtype != built_dtype:
+    raise TypeError(f"{describe(module)} was built for {built_dtype.name} "
+                    f"inputs, got {tf.as_dtype(inputs.dtype).name}.")
+
+
+def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
+               min_rank: int | None = None, layout: str = "") -> None:
+  """Checks the static rank; `layout` (e.g. "[N, H, W, C]") is shown."""
+  actual = inputs.shape.rank
+  if actual is None:
+    raise ValueError(f"{describe(module)} needs an input of known rank, got "
+                     "a tensor of unknown rank.")
+  if rank is not None and actual != rank:
+    expected = f"a rank-{rank} input {layout}".rstrip()
+  elif min_rank is not None and actual < min_rank:
+    expected = f"an input of rank >= {min_rank} {layout}".rstrip()
+  else:
+    return
+  raise ValueError(f"{describe(module)} expects {expected}, got shape "
+                   f"{_shape(inputs)} (rank {actual}).")
+
+
+def known_dim(module: Any, inputs: tf.Tensor, axis: int, what: str) -> int:
+  """The static size of `axis`, or an error saying how to make it known."""
+  size = inputs.shape[axis]
+  if size is None:
+    raise ValueError(
+        f"{describe(module)} needs the {what} (axis {axis}) when it is built, "
+        f"but the input has shape {_shape(inputs)}. Call the module once on "
+        "an example input before tracing, or give the tf.function an "
+        f"input_signature in which axis {axis} is known.")
+  return int(size)
+
+
+def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
+              what: str) -> tf.Tensor:
+  """Checks `inputs.shape[axis] == expected`; returns `inputs`.
+
+  A statically known size is checked now. An unknown one (inside a
+  tf.function traced with a None dimension) is checked when the graph runs,
+  with the same message.
+  """
+  message = (f"{describe(module)} was built for {what} {expected}, got "
+             "{got}" + f" (input shape {_shape(inputs)}).")
+  size = inputs.shape[axis]
+  if size is not None:
+    if size != expected:
+      raise ValueError(message.format(got=size))
+    return inputs
+  check = tf.debugging.assert_equal(
+      tf.shape(inputs)[axis], expected,
+      message=message.format(got="a different size"))
+  with tf.control_dependencies([check]):
+    return tf.identity(inputs)
+
+
+def check_is_training(module: Any, is_training: Any) -> None:
+  """`is_training` must be a bool or a scalar boolean tensor."""
+  if isinstance(is_training, (bool, np.bool_)):
+    return
+  dtype = getattr(is_training, "dtype", None)
+  if (dtype is not None and tf.as_dtype(dtype) == tf.bool and
+      tf.TensorShape(is_training.shape).rank == 0):
+    return
+  raise TypeError(f"{describe(module)}: is_training must be a bool or a "
+                  f"scalar boolean tensor, got {is_training!r}.")
+
+
+def check_choice(owner: str, argument: str, value: Any,
+                 choices: Sequence[Any]) -> None:
+  if value not in choices:
+    raise ValueError(f"{owner}: {argument} must be one of {list(choices)}, "
+                     f"got {value!r}.")
+
+
+def _shape(inputs: tf.Tensor) -> tuple:
+  return tuple(inputs.shape.as_list()) if inputs.shape.rank is not None else ()

@@ -1,0 +1,213 @@
+"""Initializers: callables `(shape, dtype) -> tf.Tensor` for variables.
+
+Same names, arguments and numerics as Sonnet 2's `snt.initializers`.
+"""
+
+import abc
+import math
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like.core import types
+
+__all__ = [
+    "Constant", "Identity", "Initializer", "Ones", "Orthogonal",
+    "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling",
+    "Zeros"
+]
+
+# Standard deviation of a unit normal truncated to [-2, 2].
+_TRUNCATED_UNIT_STDDEV = .87962566103423978
+
+
+def _numerical(owner: Any, dtype: tf.DType) -> tf.DType:
+  dtype = tf.as_dtype(dtype)
+  if not (dtype.is_floating or dtype.is_integer or dtype.is_complex):
+    raise TypeError(f"{type(owner).__name__} needs a numerical dtype, got "
+                    f"{dtype.name}.")
+  return dtype
+
+
+def _floating(owner: Any, dtype: tf.DType) -> tf.DType:
+  dtype = tf.as_dtype(dtype)
+  if not dtype.is_floating:
+    raise TypeError(f"{type(owner).__name__} needs a floating-point dtype, "
+                    f"got {dtype.name}.")
+  return dtype
+
+
+def _static_shape(shape: types.ShapeLike) -> list[int]:
+  return tf.TensorShape(shape).as_list()
+
+
+class Initializer(abc.ABC):
+  """Base class: `initializer(shape, dtype)` returns the initial value."""
+
+  @abc.abstractmethod
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    """Returns a tensor of the given shape and dtype."""
+
+  def __repr__(self) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+    return f"{type(self).__name__}({shown})"
+
+
+class Zeros(Initializer):
+  """All zeros."""
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    return tf.zeros(shape, _numerical(self, dtype))
+
+
+class Ones(Initializer):
+  """All ones."""
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    return tf.ones(shape, _numerical(self, dtype))
+
+
+class Constant(Initializer):
+  """Every element set to one scalar `value`."""
+
+  def __init__(self, value: float | int):
+    if not np.isscalar(value):
+      raise TypeError(f"Constant: value must be a scalar, got {value!r}.")
+    self.value = value
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    value = tf.convert_to_tensor(self.value, _numerical(self, dtype))
+    return tf.fill(dims=shape, value=value)
+
+
+class RandomUniform(Initializer):
+  """Uniform in `[minval, maxval)`."""
+
+  def __init__(self, minval: types.FloatLike = 0, maxval: types.FloatLike = 1,
+               seed: int | None = None):
+    self.minval = minval
+    self.maxval = maxval
+    self.seed = seed
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    return tf.random.uniform(shape, self.minval, self.maxval,
+                             _numerical(self, dtype), seed=self.seed)
+
+
+class RandomNormal(Initializer):
+  """Normal with the given mean and standard deviation."""
+
+  def __init__(self, mean: types.FloatLike = 0.0,
+               stddev: types.FloatLike = 1.0, seed: int | None = None):
+    self.mean = mean
+    self.stddev = stddev
+    self.seed = seed
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    return tf.random.normal(shape, self.mean, self.stddev,
+                            _floating(self, dtype), seed=self.seed)
+
+
+class TruncatedNormal(Initializer):
+  """Normal, with draws more than two stddevs from the mean redrawn."""
+
+  def __init__(self, mean: types.FloatLike = 0.0,
+               stddev: types.FloatLike = 1.0, seed: int | None = None):
+    self.mean = mean
+    self.stddev = stddev
+    self.seed = seed
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    return tf.random.truncated_normal(shape, self.mean, self.stddev,
+                                      _floating(self, dtype), seed=self.seed)
+
+
+class Identity(Initializer):
+  """`gain` times the identity matrix (batched over leading dimensions)."""
+
+  def __init__(self, gain: float = 1.0):
+    self.gain = gain
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    dims = _static_shape(shape)
+    if len(dims) < 2:
+      raise ValueError(f"Identity needs a shape of rank >= 2, got {dims}.")
+    eye = tf.eye(dims[-2], dims[-1], batch_shape=dims[:-2] or None,
+                 dtype=_numerical(self, dtype))
+    return self.gain * eye
+
+
+class Orthogonal(Initializer):
+  """A (semi-)orthogonal matrix from the QR decomposition of normal noise.
+
+  Shapes of rank > 2 are treated as a `[prod(shape[:-1]), shape[-1]]` matrix.
+  """
+
+  def __init__(self, gain: float = 1.0, seed: int | None = None):
+    self.gain = gain
+    self.seed = seed
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    dims = _static_shape(shape)
+    if len(dims) < 2:
+      raise ValueError(f"Orthogonal needs a shape of rank >= 2, got {dims}.")
+    rows, cols = math.prod(dims[:-1]), dims[-1]
+    noise = tf.random.normal([max(rows, cols), min(rows, cols)],
+                             dtype=_floating(self, dtype), seed=self.seed)
+    q, r = tf.linalg.qr(noise, full_matrices=False)
+    q *= tf.sign(tf.linalg.diag_part(r))  # Makes the decomposition unique.
+    if rows < cols:
+      q = tf.transpose(q)
+    return self.gain * tf.reshape(q, dims)
+
+
+def _fans(dims: list[int]) -> tuple[int, int]:
+  if not dims:
+    return 1, 1
+  if len(dims) == 1:
+    return dims[0], dims[0]
+  receptive_field = math.prod(dims[:-2])
+  return dims[-2] * receptive_field, dims[-1] * receptive_field
+
+
+class VarianceScaling(Initializer):
+  """Scales the variance by the number of inputs and/or outputs.
+
+  `stddev = sqrt(scale / n)` (normal distributions, after truncation) or
+  `limit = sqrt(3 * scale / n)` (uniform), where `n` is fan-in, fan-out or
+  their mean depending on `mode`. He-normal is `scale=2.0, mode="fan_in"`.
+  """
+
+  def __init__(self, scale: float = 1.0, mode: str = "fan_in",
+               distribution: str = "truncated_normal",
+               seed: int | None = None):
+    if scale <= 0.:
+      raise ValueError(f"VarianceScaling: scale must be positive, got {scale}.")
+    if mode not in ("fan_in", "fan_out", "fan_avg"):
+      raise ValueError("VarianceScaling: mode must be 'fan_in', 'fan_out' or "
+                       f"'fan_avg', got {mode!r}.")
+    distribution = distribution.lower()
+    if distribution not in ("truncated_normal", "normal", "uniform"):
+      raise ValueError("VarianceScaling: distribution must be "
+                       "'truncated_normal', 'normal' or 'uniform', got "
+                       f"{distribution!r}.")
+    self.scale = scale
+    self.mode = mode
+    self.distribution = distribution
+    self.seed = seed
+
+  def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
+    dtype = _floating(self, dtype)
+    dims = _static_shape(shape)
+    fan_in, fan_out = _fans(dims)
+    n = {"fan_in": fan_in, "fan_out": fan_out,
+         "fan_avg": (fan_in + fan_out) / 2.}[self.mode]
+    scale = self.scale / max(1., n)
+    if self.distribution == "truncated_normal":
+      stddev = math.sqrt(scale) / _TRUNCATED_UNIT_STDDEV
+      return tf.random.truncated_normal(dims, 0., stddev, dtype, seed=self.seed)
+    if self.distribution == "normal":
+      return tf.random.normal(dims, 0., math.sqrt(scale), dtype, seed=self.seed)
+    limit = math.sqrt(3. * scale)
+    return tf.random.uniform(dims, -limit, limit, dtype, seed=self.seed)

@@ -1,0 +1,162 @@
+"""`once`: run a function, or a method per instance, a single time.
+
+Beyond Sonnet's decorator of the same name, this one is
+
+- thread-safe: concurrent first calls run the body once, the others wait;
+- transactional: if the body raises, attributes it set on the instance are
+  removed (or restored), names it reserved for submodules are released, and
+  the next call runs the body again from a clean state;
+- explicit about `tf.function` retraces: variables created on a retrace get an
+  error that names the module, not TensorFlow's generic one.
+"""
+
+import functools
+import threading
+import types
+import weakref
+from typing import Any, Callable, TypeVar
+
+from sonnet_like.core import names
+
+T = TypeVar("T")
+
+RETRACE_VARIABLES_ERROR = (
+    "{owner} tried to create its variables while a tf.function was being "
+    "traced again (a new input signature or a new function). Variables can "
+    "only be created on the first trace. Build the module before the retrace, "
+    "e.g. call it once with an example input before wrapping it in "
+    "tf.function, or give the tf.function an input_signature with a "
+    "None batch dimension.")
+
+_global_lock = threading.RLock()
+_instance_locks: "weakref.WeakKeyDictionary[Any, threading.RLock]" = (
+    weakref.WeakKeyDictionary())
+
+
+def _lock_for(instance: Any) -> threading.RLock:
+  with _global_lock:
+    try:
+      lock = _instance_locks.get(instance)
+      if lock is None:
+        lock = _instance_locks[instance] = threading.RLock()
+      return lock
+    except TypeError:  # Not weak-referenceable or not hashable.
+      return _global_lock
+
+
+def _describe(instance: Any) -> str:
+  name = getattr(instance, "name", None)
+  kind = type(instance).__name__
+  return f"{kind} {name!r}" if isinstance(name, str) else kind
+
+
+def _is_retrace_variable_error(error: BaseException) -> bool:
+  text = str(error)
+  return isinstance(error, ValueError) and (
+      "singleton" in text or "only supports" in text and "tf.Variable" in text)
+
+
+class _Rollback:
+  """Records an instance's attributes so a failed first call can be undone."""
+
+  def __init__(self, instance: Any):
+    self._instance = instance
+    self._attributes = dict(vars(instance)) if hasattr(instance,
+                                                       "__dict__") else None
+    self._scope = getattr(instance, "_scope_name", None)
+    if self._scope:
+      self._scope = self._scope.rstrip("/")
+      self._names = names.snapshot(self._scope)
+
+  def undo(self) -> None:
+    if self._attributes is not None:
+      current = vars(self._instance)
+      # `_self_*` attributes are tf.Module's own tracking bookkeeping; deleting
+      # the tracked attributes below already updates it.
+      for key in [k for k in current
+                  if k not in self._attributes and not k.startswith("_self_")]:
+        delattr(self._instance, key)
+      for key, value in self._attributes.items():
+        if current.get(key, _MISSING) is not value:
+          setattr(self._instance, key, value)
+    if self._scope:
+      names.restore(self._scope, self._names)
+
+
+_MISSING = object()
+
+
+class _Once:
+  """Callable wrapper returned by `once`; binds per instance like a method."""
+
+  def __init__(self, fn: Callable[..., None]):
+    functools.update_wrapper(self, fn)
+    self.fn = fn
+    self._done = False  # Used when decorating a plain function.
+    self._key = f"_once_done:{fn.__qualname__}"
+
+  def __get__(self, instance: Any, owner: Any = None):
+    if instance is None:
+      return self
+    return types.MethodType(self._call_method, instance)
+
+  def __call__(self, *args, **kwargs) -> None:
+    if self._done:
+      return
+    with _global_lock:
+      if not self._done:
+        _check_no_output(self.fn(*args, **kwargs), self.fn)
+        self._done = True
+
+  def _call_method(self, instance: Any, *args, **kwargs) -> None:
+    if instance.__dict__.get(self._key):
+      return
+    with _lock_for(instance):
+      if instance.__dict__.get(self._key):
+        return
+      rollback = _Rollback(instance)
+      try:
+        _check_no_output(self.fn(instance, *args, **kwargs), self.fn)
+      except BaseException as error:
+        rollback.undo()
+        if _is_retrace_variable_error(error):
+          raise ValueError(RETRACE_VARIABLES_ERROR.format(
+              owner=_describe(instance))) from error
+        raise
+      instance.__dict__[self._key] = True
+
+
+def _check_no_output(output: Any, fn: Callable[..., Any]) -> None:
+  if output is not None:
+    raise ValueError(
+        f"@once function {fn.__qualname__} returned {output!r}; a @once "
+        "function runs only on the first call, so it must return None.")
+
+
+def once(fn: Callable[..., None]) -> Callable[..., None]:
+  """Runs `fn` once; as a method, once per instance.
+
+      >>> import sonnet_like as snt
+      >>> class Greeter:
+      ...   @snt.once
+      ...   def greet(self):
+      ...     print("hello")
+      >>> g = Greeter()
+      >>> g.greet()
+      hello
+      >>> g.greet()
+
+  If `fn` raises, nothing it set on the instance is kept and the next call
+  runs it again.
+
+  Args:
+    fn: The function or method to wrap. It must return None.
+
+  Returns:
+    The wrapped function.
+  """
+  return _Once(fn)
+
+
+def is_once(obj: Any) -> bool:
+  return isinstance(obj, _Once)

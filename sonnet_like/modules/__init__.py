@@ -1,0 +1,1 @@
+"""Layers built on `Module`. The public names are exported by the package."""
