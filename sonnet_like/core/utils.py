@@ -1,0 +1,51 @@
+"""Small helpers shared by modules."""
+
+from typing import Any, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def replicate(value: T | Sequence[T], num: int, owner: str,
+              argument: str) -> tuple[T, ...]:
+  """`3 -> (3, 3)`; a sequence of length `num` is returned as a tuple.
+
+  Args:
+    value: A scalar or a sequence of `num` values.
+    num: How many values are wanted (e.g. the number of spatial dimensions).
+    owner: Who asks, for the error message (e.g. "Conv2D").
+    argument: The argument's name, for the error message.
+
+  Raises:
+    ValueError: if `value` is a sequence of another length.
+  """
+  if isinstance(value, (list, tuple)):
+    if len(value) != num:
+      raise ValueError(f"{owner}: {argument} must be a scalar or a sequence of "
+                       f"{num} values, got {value!r}.")
+    return tuple(value)
+  return (value,) * num
+
+
+def channel_index(data_format: str, owner: str = "") -> int:
+  """Axis of the channels: -1 for channels-last formats, 1 for channels-first.
+
+  Accepts "channels_last", "channels_first" and layout strings such as "NHWC",
+  "NCHW", "NWC" or "NCDHW".
+  """
+  if data_format == "channels_last" or (
+      data_format.startswith("N") and data_format.endswith("C")):
+    return -1
+  if data_format == "channels_first" or data_format.startswith("NC"):
+    return 1
+  raise ValueError(f"{owner + ': ' if owner else ''}data_format must be "
+                   "'channels_last', 'channels_first' or a layout such as "
+                   f"'NHWC' or 'NCHW', got {data_format!r}.")
+
+
+def describe_value(value: Any) -> str:
+  """A short repr for error messages (tensors show shape and dtype)."""
+  shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+  if shape is not None and dtype is not None:
+    return f"{type(value).__name__}(shape={tuple(shape)}, dtype={dtype!r})"
+  text = repr(value)
+  return text if len(text) < 80 else text[:77] + "..."
