@@ -16,6 +16,8 @@ import types
 import weakref
 from typing import Any, Callable, TypeVar
 
+import tensorflow as tf
+
 from sonnet_like.core import names
 
 T = TypeVar("T")
@@ -108,6 +110,7 @@ class _Once:
         _check_no_output(self.fn(*args, **kwargs), self.fn)
         self._done = True
 
+  @tf.autograph.experimental.do_not_convert
   def _call_method(self, instance: Any, *args, **kwargs) -> None:
     if instance.__dict__.get(self._key):
       return

@@ -1,0 +1,153 @@
+"""Tests for sonnet_like/core/base.py: Module."""
+
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+
+class Counter(snt.Module):
+  """Creates one variable in a private method called from a public one."""
+
+  def __init__(self, name=None):
+    super().__init__(name=name)
+
+  @snt.once
+  def _initialize(self):
+    self.count = tf.Variable(0., name="count")
+
+  def increment(self):
+    self._initialize()
+    self.count.assign_add(1.)
+    return tf.get_current_name_scope()
+
+  def __call__(self):
+    return self.increment()
+
+  @snt.no_name_scope
+  def unscoped(self):
+    return tf.get_current_name_scope()
+
+
+class Wrapper(snt.Module):
+  """Holds submodules in a list, a tuple and a dict."""
+
+  def __init__(self, name=None):
+    super().__init__(name=name)
+    self.in_list = [snt.Linear(2), snt.Linear(2)]
+    self.in_tuple = (snt.Linear(2),)
+    self.in_dict = {"head": snt.Linear(1)}
+
+  def __call__(self, x):
+    for layer in self.in_list + list(self.in_tuple):
+      x = layer(x)
+    return self.in_dict["head"](x)
+
+
+def test_methods_run_in_the_name_scope():
+  counter = Counter(name="scoped_counter")
+  assert counter() == "scoped_counter"
+  assert counter.increment() == "scoped_counter"
+  assert counter.count.name == "scoped_counter/count:0"
+  assert counter.unscoped() == ""
+
+
+def test_default_names_are_unique_within_the_enclosing_scope():
+  first, second = Counter(name="dup"), Counter(name="dup")
+  assert (first.name, second.name) == ("dup", "dup_1")
+  first(), second()
+  assert first.count.name == "dup/count:0"
+  assert second.count.name == "dup_1/count:0"
+
+
+def test_nested_modules_take_the_parent_scope():
+  wrapper = Wrapper(name="outer")
+  wrapper(tf.ones([1, 3]))
+  names = sorted(v.name for v in wrapper.variables)
+  assert names[0].startswith("outer/linear/")
+  assert "outer/linear_1/w:0" in names
+  assert "outer/linear_3/w:0" in names
+  assert wrapper.in_list[0].module_name == "outer/linear"
+
+
+def test_variables_and_submodules_found_in_containers():
+  wrapper = Wrapper()
+  wrapper(tf.ones([1, 3]))
+  assert len(wrapper.submodules) == 4
+  assert len(wrapper.variables) == 8
+  assert len(wrapper.trainable_variables) == 8
+
+
+def test_repr_shows_constructor_arguments_that_differ_from_defaults():
+  assert repr(snt.Linear(3)) == "Linear(output_size=3)"
+  assert repr(snt.Linear(3, with_bias=False, name="x")) == (
+      "Linear(output_size=3, with_bias=False, name='x')")
+
+
+def test_empty_variables_error_says_how_to_fix():
+  linear = snt.Linear(3)
+  with pytest.raises(ValueError, match="has no variables yet") as info:
+    _ = linear.variables
+  assert "module(example_input)" in str(info.value)
+  with pytest.raises(ValueError, match="has no trainable_variables yet"):
+    _ = linear.trainable_variables
+
+
+def test_allow_empty_variables_on_instance_and_class():
+  assert snt.allow_empty_variables(snt.Linear(3)).variables == ()
+
+  @snt.allow_empty_variables
+  class Stateless(snt.Module):
+
+    def __call__(self, x):
+      return x
+
+  assert Stateless().trainable_variables == ()
+
+
+def test_missing_super_init_is_reported():
+
+  class Forgetful(snt.Module):
+
+    def __init__(self):  # pylint: disable=super-init-not-called
+      pass
+
+  with pytest.raises(ValueError, match="must call super"):
+    Forgetful()
+
+
+def test_method_called_before_super_init_is_reported():
+
+  class Early(snt.Module):
+
+    def __init__(self):
+      self.setup()
+      super().__init__()
+
+    def setup(self):
+      pass
+
+  with pytest.raises(AttributeError, match="before calling any other method"):
+    Early()
+
+
+def test_invalid_name_rejected():
+  with pytest.raises(ValueError, match="valid Python identifier, got 'a b'"):
+    snt.Linear(2, name="a b")
+
+
+def test_constructor_failure_leaves_the_name_scope():
+  with pytest.raises(ValueError):
+    snt.Linear(-1)
+  assert tf.get_current_name_scope() == ""
+
+
+def test_module_built_inside_tf_function_gets_its_scope():
+  linear = snt.Linear(2, name="traced")
+
+  @tf.function
+  def f(x):
+    return linear(x)
+
+  f(tf.ones([1, 3]))
+  assert linear.w.name == "traced/w:0"
