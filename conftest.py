@@ -7,7 +7,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 _cpus = tf.config.list_physical_devices("CPU")
-if _cpus and len(tf.config.list_logical_devices("CPU")) < 2:
+# `get_logical_device_configuration` does not initialise the runtime
+# (`list_logical_devices` would, making the split below impossible).
+if _cpus and len(tf.config.get_logical_device_configuration(_cpus[0]) or
+                 ()) < 2:
   try:
     tf.config.set_logical_device_configuration(
         _cpus[0], [tf.config.LogicalDeviceConfiguration()] * 2)

@@ -29,7 +29,8 @@ setuptools.setup(
         "numpy",
     ],
     extras_require={
-        "test": ["pytest", "pytest-xdist", "scikit-learn", "tqdm"],
+        "test": ["pytest", "pytest-xdist", "scikit-learn", "tqdm", "matplotlib",
+                 "gymnasium", "dm-sonnet==2.0.2"],
         "examples": ["scikit-learn", "matplotlib", "tqdm"],
         "rl": ["gymnasium"],
     },

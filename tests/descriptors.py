@@ -19,6 +19,15 @@ def _call(module: Any, x: tf.Tensor) -> Any:
   return module(x)
 
 
+# --- optimizers ---
+def _fresh_metric(metric: Any, x: tf.Tensor) -> tf.Tensor:
+  """Builds (or restores) `metric`, resets it, returns it on sum(x, 0)."""
+  total = tf.reduce_sum(x, 0)
+  metric.update(total)
+  metric.reset()
+  return metric(total)
+
+
 @dataclasses.dataclass(frozen=True)
 class Descriptor:
   """How to build a module and call it on an example input.
@@ -46,13 +55,221 @@ DESCRIPTORS: list[Descriptor] = [
                (2, 4)),
     Descriptor("Linear_rank3", lambda: snt.Linear(3), (2, 5, 4)),
     # --- conv ---
+    Descriptor("Conv1D", lambda: snt.Conv1D(3, 3), (2, 8, 2)),
+    Descriptor("Conv1D_NCW_causal_rate2",
+               lambda: snt.Conv1D(3, 3, rate=2, padding=snt.pad.causal,
+                                  data_format="NCW"), (2, 2, 8)),
+    Descriptor("Conv2D", lambda: snt.Conv2D(3, 3), (2, 6, 6, 2)),
+    Descriptor("Conv2D_NCHW", lambda: snt.Conv2D(3, 3, data_format="NCHW"),
+               (2, 2, 6, 6)),
+    Descriptor("Conv2D_valid_stride2",
+               lambda: snt.Conv2D(3, (3, 2), stride=2, padding="VALID"),
+               (2, 7, 6, 2)),
+    Descriptor("Conv2D_rate2_no_bias",
+               lambda: snt.Conv2D(3, 3, rate=2, with_bias=False),
+               (2, 7, 7, 2)),
+    Descriptor("Conv2D_pad_functions",
+               lambda: snt.Conv2D(3, 3, padding=[snt.pad.full,
+                                                 snt.pad.reverse_causal]),
+               (2, 5, 5, 2)),
+    Descriptor("Conv3D", lambda: snt.Conv3D(2, 2), (2, 3, 4, 4, 2)),
+    Descriptor("Conv3D_NCDHW_stride2",
+               lambda: snt.Conv3D(2, 2, stride=2, data_format="NCDHW"),
+               (2, 2, 4, 4, 4)),
+    Descriptor("Conv1DTranspose", lambda: snt.Conv1DTranspose(3, 3, stride=2),
+               (2, 5, 2)),
+    Descriptor("Conv2DTranspose", lambda: snt.Conv2DTranspose(3, 3, stride=2),
+               (2, 4, 4, 2)),
+    Descriptor("Conv2DTranspose_valid_rate2",
+               lambda: snt.Conv2DTranspose(3, 2, rate=2, padding="VALID"),
+               (2, 4, 4, 2)),
+    Descriptor("Conv2DTranspose_NCHW_output_shape",
+               lambda: snt.Conv2DTranspose(3, 3, output_shape=(7, 8), stride=2,
+                                           data_format="NCHW"), (2, 2, 4, 4)),
+    Descriptor("Conv3DTranspose",
+               lambda: snt.Conv3DTranspose(2, 2, stride=(1, 2, 2)),
+               (2, 2, 3, 3, 2)),
+    Descriptor("DepthwiseConv2D",
+               lambda: snt.DepthwiseConv2D(3, channel_multiplier=2),
+               (2, 6, 6, 3)),
+    Descriptor("DepthwiseConv2D_NCHW_unequal_stride",
+               lambda: snt.DepthwiseConv2D(3, stride=(2, 1),
+                                           data_format="NCHW"), (2, 3, 6, 6)),
     # --- normalization, dropout, containers, reshape ---
+    Descriptor("BatchNorm", lambda: snt.BatchNorm(True, True), (3, 4),
+               call=lambda m, x: m(x, is_training=True)),
+    Descriptor("BatchNorm_nhwc_fused", lambda: snt.BatchNorm(True, True),
+               (2, 3, 3, 4), call=lambda m, x: m(x, is_training=True)),
+    Descriptor("BatchNorm_nchw",
+               lambda: snt.BatchNorm(False, True, data_format="NCHW"),
+               (2, 4, 3, 3), call=lambda m, x: m(x, is_training=True)),
+    # With a tiny decay the moving statistics are the last batch's.
+    Descriptor("BatchNorm_train_then_eval",
+               lambda: snt.BatchNorm(True, True, decay_rate=1e-6),
+               (2, 3, 3, 4),
+               call=lambda m, x: (m(x, is_training=True),
+                                  m(x, is_training=False))),
+    # A boolean tensor known only when the graph runs: tf.cond paths.
+    Descriptor("BatchNorm_tensor_is_training",
+               lambda: snt.BatchNorm(True, False), (3, 4),
+               call=lambda m, x: m(
+                   x, is_training=tf.math.is_finite(tf.reduce_sum(x)))),
+    Descriptor("BaseBatchNorm",
+               lambda: snt.BaseBatchNorm(
+                   True, True, snt.ExponentialMovingAverage(0.5),
+                   snt.ExponentialMovingAverage(0.5)), (3, 4),
+               call=lambda m, x: m(x, is_training=True)),
+    # decay=0 makes the average the last value, whatever came before.
+    Descriptor("ExponentialMovingAverage",
+               lambda: snt.ExponentialMovingAverage(0.),
+               (3, 4), call=lambda m, x: m(tf.reduce_mean(x, axis=0))),
+    Descriptor("ExponentialMovingAverage_debiased",
+               lambda: snt.ExponentialMovingAverage(0.9), (1, 3)),
+    Descriptor("LayerNorm", lambda: snt.LayerNorm(-1, True, True), (2, 4)),
+    Descriptor("LayerNorm_all_but_batch",
+               lambda: snt.LayerNorm(slice(1, None), True, False),
+               (2, 3, 4)),
+    Descriptor("LayerNorm_stateless",
+               lambda: snt.LayerNorm([1, 2], False, False), (2, 3, 4)),
+    Descriptor("InstanceNorm", lambda: snt.InstanceNorm(True, True),
+               (2, 3, 3, 4)),
+    Descriptor("InstanceNorm_nchw",
+               lambda: snt.InstanceNorm(True, True, data_format="NCHW"),
+               (2, 4, 3, 3)),
+    Descriptor("GroupNorm", lambda: snt.GroupNorm(2), (2, 3, 3, 4)),
+    Descriptor("GroupNorm_nchw",
+               lambda: snt.GroupNorm(2, data_format="channels_first"),
+               (2, 4, 3, 3)),
+    Descriptor("GroupNorm_rank2", lambda: snt.GroupNorm(3), (2, 6)),
+    Descriptor("Dropout_eval", lambda: snt.Dropout(0.5), (2, 4),
+               call=lambda m, x: m(x, is_training=False)),
+    # Rate 0 runs the training path (random mask) deterministically.
+    Descriptor("Dropout_train_rate0", lambda: snt.Dropout(0.), (2, 4),
+               call=lambda m, x: m(x, is_training=True)),
+    Descriptor("Dropout_tensor_is_training", lambda: snt.Dropout(0.5), (2, 4),
+               call=lambda m, x: m(
+                   x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
+    Descriptor("Sequential",
+               lambda: snt.Sequential([snt.Linear(4), tf.nn.relu,
+                                       snt.Linear(3)]), (2, 5)),
+    Descriptor("Sequential_stateless",
+               lambda: snt.Sequential([snt.Flatten(), tf.nn.relu]),
+               (2, 3, 4)),
+    Descriptor("Reshape", lambda: snt.Reshape((-1, 2)), (2, 3, 4)),
+    Descriptor("Reshape_preserve2", lambda: snt.Reshape((2, 2), 2),
+               (2, 3, 4)),
+    Descriptor("Flatten", lambda: snt.Flatten(), (2, 3, 4)),
     # --- nets ---
+    Descriptor("MLP", lambda: snt.nets.MLP([4, 3]), (2, 5)),
+    Descriptor("MLP_activate_final_no_bias",
+               lambda: snt.nets.MLP([4, 3], with_bias=False,
+                                    activation=tf.tanh, activate_final=True),
+               (2, 5)),
+    Descriptor("MLP_dropout_eval",
+               lambda: snt.nets.MLP([4, 3], dropout_rate=0.5), (2, 5),
+               call=lambda m, x: m(x, is_training=False)),
+    Descriptor("MLP_dropout_tensor_is_training",
+               lambda: snt.nets.MLP([4, 3], dropout_rate=0.5), (2, 5),
+               call=lambda m, x: m(
+                   x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
     # --- recurrent ---
+    # Cores run one step from their own initial state (a tensor batch size
+    # keeps the batch axis unknown under test_unknown_batch_size); sequence
+    # modules get [B, T, F] examples and transpose them to time-major.
+    Descriptor("VanillaRNN", lambda: snt.VanillaRNN(4), (2, 3),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("LSTM", lambda: snt.LSTM(4), (2, 3),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("LSTM_projection",
+               lambda: snt.LSTM(4, projection_size=2, forget_bias=0.5),
+               (2, 3), call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("LSTM_recurrent_dropout_0",  # Outputs and LSTM state (no None).
+               lambda: snt.lstm_with_recurrent_dropout(4, dropout=0.)[0],
+               (2, 3), call=lambda m, x: (lambda o, s: (o, s[0]))(
+                   *m(x, m.initial_state(tf.shape(x)[0])))),
+    Descriptor("GRU", lambda: snt.GRU(4), (2, 3),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("DeepRNN",
+               lambda: snt.DeepRNN([snt.LSTM(4), tf.nn.relu, snt.GRU(3)]),
+               (2, 3), call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("DeepRNN_skip",
+               lambda: snt.deep_rnn_with_skip_connections(
+                   [snt.LSTM(4), snt.GRU(3)]),
+               (2, 3), call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("DeepRNN_residual",
+               lambda: snt.deep_rnn_with_residual_connections(
+                   [snt.GRU(3), snt.VanillaRNN(3)]),
+               (2, 3), call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("Conv1DLSTM", lambda: snt.Conv1DLSTM([6, 2], 3, 3), (2, 6, 2),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("Conv2DLSTM", lambda: snt.Conv2DLSTM([4, 4, 2], 3, 3),
+               (2, 4, 4, 2),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("Conv3DLSTM", lambda: snt.Conv3DLSTM([3, 3, 3, 2], 2, 3),
+               (2, 3, 3, 3, 2),
+               call=lambda m, x: m(x, m.initial_state(tf.shape(x)[0]))),
+    Descriptor("TrainableState",
+               lambda: snt.TrainableState(
+                   (tf.random.normal([3]), tf.random.normal([2, 2]))),
+               (2, 3), call=lambda m, x: m(tf.shape(x)[0])),
+    Descriptor("UnrolledLSTM", lambda: snt.UnrolledLSTM(4), (2, 5, 3),
+               call=lambda m, x: m(tf.transpose(x, [1, 0, 2]),
+                                   m.initial_state(tf.shape(x)[0]))),
+    Descriptor("LSTM_dynamic_unroll_masked", lambda: snt.LSTM(4), (2, 5, 3),
+               call=lambda m, x: snt.dynamic_unroll(
+                   m, tf.transpose(x, [1, 0, 2]),
+                   m.initial_state(tf.shape(x)[0]),
+                   sequence_length=tf.range(tf.shape(x)[0]) + 3)),
+    Descriptor("GRU_static_unroll", lambda: snt.GRU(4), (2, 5, 3),
+               call=lambda m, x: snt.static_unroll(
+                   m, tf.transpose(x, [1, 0, 2]),
+                   m.initial_state(tf.shape(x)[0]))),
+    Descriptor("DeepRNN_dynamic_unroll",
+               lambda: snt.DeepRNN([snt.LSTM(4), snt.GRU(3)]), (2, 5, 3),
+               call=lambda m, x: snt.dynamic_unroll(
+                   m, tf.transpose(x, [1, 0, 2]),
+                   m.initial_state(tf.shape(x)[0]))),
     # --- other modules ---
+    Descriptor("Bias", lambda: snt.Bias(b_init=snt.initializers.Ones()),
+               (2, 3, 4)),
+    Descriptor("Bias_last_axis",
+               lambda: snt.Bias(bias_dims=[-1],
+                                b_init=snt.initializers.RandomNormal()),
+               (2, 3, 4)),
+    Descriptor("BatchApply_Linear", lambda: snt.BatchApply(snt.Linear(3)),
+               (2, 5, 4)),
+    Descriptor("Embed", lambda: snt.Embed(vocab_size=10, embed_dim=3),
+               (2, 5), dtype=tf.int32,
+               # Valid, varied ids from the (small, truncated) example ints.
+               call=lambda m, x: m(tf.math.floormod(
+                   x + tf.range(tf.shape(x)[-1]), 10))),
+    Descriptor("Embed_dense_gradients",
+               lambda: snt.Embed(vocab_size=4, embed_dim=2,
+                                 densify_gradients=True),
+               (3,), dtype=tf.int64,
+               call=lambda m, x: m(tf.math.floormod(x, 4))),
+    Descriptor("Deferred_Linear",
+               lambda: snt.Deferred(lambda: snt.Linear(3)), (2, 4)),
+    # --- optimizers ---
+    # Metrics accumulate across calls and fix the full value shape (batch
+    # included) on their first update. Summing over the batch, and resetting
+    # after a first update (which builds or restores the state), makes each
+    # call repeatable and batch-size independent.
+    Descriptor("Sum", snt.Sum, (3, 4), call=lambda m, x: _fresh_metric(m, x)),
+    Descriptor("Mean", snt.Mean, (3, 2, 2),
+               call=lambda m, x: _fresh_metric(m, x)),
 ]
 
 # Public Module subclasses that the table does not instantiate, and why.
 NOT_DESCRIBED: dict[str, str] = {
     "Module": "the abstract base class; every row exercises it.",
+    # --- optimizers ---
+    "Metric": "abstract base of Sum and Mean; their rows exercise it.",
+    "Optimizer": "abstract base of the optimizers.",
+    **{name: ("not called on an input (apply(updates, parameters)); "
+              "tests/optimizer_common.py covers tf.function, XLA, "
+              "checkpoint and tf.distribute for each.")
+       for name in ("SGD", "Momentum", "Adam", "RMSProp")},
+    "RNNCore": "abstract base of the recurrent cores; their rows exercise it.",
+    "UnrolledRNN": "abstract base of UnrolledLSTM; its row exercises it.",
 }

@@ -10,6 +10,8 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import mixed_precision
+
 
 def describe(module: Any) -> str:
   """`Linear 'encoder/linear'`: the class and full name of a module."""
@@ -26,7 +28,14 @@ def check_floating(module: Any, inputs: tf.Tensor) -> None:
 
 def check_built_dtype(module: Any, inputs: tf.Tensor,
                       built_dtype: tf.DType) -> None:
-  if inputs.dtype != built_dtype:
+  """Inputs must have the dtype the module was built for.
+
+  Inside a `snt.mixed_precision.modes` call, a floating-point module also
+  accepts the compute dtype (its variables are read cast to it).
+  """
+  if inputs.dtype != built_dtype and not (
+      tf.as_dtype(built_dtype).is_floating and
+      inputs.dtype == mixed_precision.compute_dtype()):
     raise TypeError(f"{describe(module)} was built for {built_dtype.name} "
                     f"inputs, got {tf.as_dtype(inputs.dtype).name}.")
 
@@ -68,13 +77,13 @@ def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
   tf.function traced with a None dimension) is checked when the graph runs,
   with the same message.
   """
+  size = inputs.shape[axis]
+  if size == expected:
+    return inputs
   message = (f"{describe(module)} was built for {what} {expected}, got "
              "{got}" + f" (input shape {_shape(inputs)}).")
-  size = inputs.shape[axis]
   if size is not None:
-    if size != expected:
-      raise ValueError(message.format(got=size))
-    return inputs
+    raise ValueError(message.format(got=size))
   check = tf.debugging.assert_equal(
       tf.shape(inputs)[axis], expected,
       message=message.format(got="a different size"))
@@ -82,15 +91,20 @@ def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
     return tf.identity(inputs)
 
 
-def check_is_training(module: Any, is_training: Any) -> None:
-  """`is_training` must be a bool or a scalar boolean tensor."""
+def check_is_training(module: Any, is_training: Any,
+                      argument: str = "is_training") -> None:
+  """`is_training` must be a bool or a scalar boolean tensor.
+
+  `argument` names the flag in the error, for other flags of the same kind
+  (e.g. "test_local_stats").
+  """
   if isinstance(is_training, (bool, np.bool_)):
     return
   dtype = getattr(is_training, "dtype", None)
   if (dtype is not None and tf.as_dtype(dtype) == tf.bool and
       tf.TensorShape(is_training.shape).rank == 0):
     return
-  raise TypeError(f"{describe(module)}: is_training must be a bool or a "
+  raise TypeError(f"{describe(module)}: {argument} must be a bool or a "
                   f"scalar boolean tensor, got {is_training!r}.")
 
 

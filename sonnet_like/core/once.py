@@ -88,6 +88,10 @@ class _Rollback:
 _MISSING = object()
 
 
+def _nothing(*args, **kwargs) -> None:
+  del args, kwargs
+
+
 class _Once:
   """Callable wrapper returned by `once`; binds per instance like a method."""
 
@@ -96,11 +100,17 @@ class _Once:
     self.fn = fn
     self._done = False  # Used when decorating a plain function.
     self._key = f"_once_done:{fn.__qualname__}"
+    # AutoGraph must not rewrite the locking and rollback code when a module
+    # is first called inside tf.function.
+    self._first_call = tf.autograph.experimental.do_not_convert(
+        functools.partial(_Once._call_method, self))
 
   def __get__(self, instance: Any, owner: Any = None):
     if instance is None:
       return self
-    return types.MethodType(self._call_method, instance)
+    if instance.__dict__.get(self._key):
+      return _nothing  # The fast path of every call after the first.
+    return types.MethodType(self._first_call, instance)
 
   def __call__(self, *args, **kwargs) -> None:
     if self._done:
@@ -110,10 +120,7 @@ class _Once:
         _check_no_output(self.fn(*args, **kwargs), self.fn)
         self._done = True
 
-  @tf.autograph.experimental.do_not_convert
   def _call_method(self, instance: Any, *args, **kwargs) -> None:
-    if instance.__dict__.get(self._key):
-      return
     with _lock_for(instance):
       if instance.__dict__.get(self._key):
         return

@@ -2,6 +2,8 @@
 
 from typing import Any, Sequence, TypeVar
 
+import tensorflow as tf
+
 T = TypeVar("T")
 
 
@@ -49,3 +51,14 @@ def describe_value(value: Any) -> str:
     return f"{type(value).__name__}(shape={tuple(shape)}, dtype={dtype!r})"
   text = repr(value)
   return text if len(text) < 80 else text[:77] + "..."
+
+
+def static_bool(flag: Any) -> bool | None:
+  """The Python value of a bool or boolean tensor; None if unknown until run.
+
+  A boolean `tf.function` argument is only known when the graph runs.
+  """
+  if isinstance(flag, bool):
+    return flag
+  value = tf.get_static_value(flag)
+  return None if value is None else bool(value)

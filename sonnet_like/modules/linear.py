@@ -66,7 +66,8 @@ class Linear(base.Module):
 
   def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
     """Applies the layer to `inputs` of shape `[..., input_size]`."""
-    inputs = tf.convert_to_tensor(inputs)
+    if not isinstance(inputs, tf.Tensor):
+      inputs = tf.convert_to_tensor(inputs)
     self._initialize(inputs)
     checks.check_rank(self, inputs, min_rank=2, layout="[..., input_size]")
     checks.check_built_dtype(self, inputs, self.dtype)

@@ -1,0 +1,180 @@
+"""Mixed precision: float32 variables, float16 or bfloat16 arithmetic.
+
+The same API as Sonnet 2.0.2's `snt.mixed_precision`. A global mode (`enable`,
+`disable`, `scope`) names the compute dtype; functions and methods decorated
+with `modes(valid_types)` run in it when it is one of their valid types:
+
+- their first call (per instance, for methods) runs in full precision, so
+  variables are created in float32;
+- later calls cast floating-point tensor arguments, and every floating-point
+  variable a module reads, to the compute dtype, and cast floating-point
+  outputs back to float32.
+
+Nothing is cast unless a `modes` decorator asks for it: `enable` alone changes
+no module.
+"""
+
+import contextlib
+import functools
+import threading
+import types
+import weakref
+from typing import Any, Callable, Collection, Iterator
+
+import tensorflow as tf
+
+from sonnet_like.core import custom_getter
+
+__all__ = ["disable", "enable", "modes", "scope"]
+
+_mode: tf.DType | None = None
+_active = threading.local()  # `.stack`: compute dtypes of running cast calls.
+
+
+def enable(dtype: tf.DType | None) -> None:
+  """Sets the global compute dtype (None turns mixed precision off).
+
+  Args:
+    dtype: A floating-point dtype such as `tf.float16` or `tf.bfloat16`.
+  """
+  global _mode
+  if dtype is not None:
+    dtype = tf.as_dtype(dtype)
+    if not dtype.is_floating:
+      raise ValueError("mixed_precision.enable: dtype must be a floating-point "
+                       f"dtype or None, got {dtype.name}.")
+  _mode = dtype
+
+
+def disable() -> None:
+  """Turns mixed precision off: decorated functions run as written."""
+  enable(None)
+
+
+@contextlib.contextmanager
+def scope(dtype: tf.DType | None) -> Iterator[None]:
+  """Sets the compute dtype inside a `with` block, then restores the old one.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> with snt.mixed_precision.scope(tf.bfloat16):
+      ...   pass
+  """
+  previous = _mode
+  enable(dtype)
+  try:
+    yield
+  finally:
+    enable(previous)
+
+
+def compute_dtype() -> tf.DType | None:
+  """The dtype a `modes` call on this thread is computing in, else None.
+
+  Input checks use it to accept inputs that a `modes` wrapper has cast.
+  """
+  stack = getattr(_active, "stack", None)
+  return stack[-1] if stack else None
+
+
+def _cast(structure: Any, dtype: tf.DType) -> Any:
+  def cast(x):
+    if isinstance(x, (tf.Tensor, tf.Variable)) and x.dtype.is_floating:
+      return tf.cast(x, dtype)
+    return x
+  return tf.nest.map_structure(cast, structure)
+
+
+def _cast_call(fn: Callable[..., Any], dtype: tf.DType, args: tuple,
+               kwargs: dict) -> Any:
+  args, kwargs = _cast((args, kwargs), dtype)
+  stack = _active.__dict__.setdefault("stack", [])
+  stack.append(dtype)
+  try:
+    with custom_getter.custom_variable_getter(lambda v: _cast(v, dtype)):
+      outputs = fn(*args, **kwargs)
+  finally:
+    stack.pop()
+  return _cast(outputs, tf.float32)
+
+
+class _Decorated:
+  """A function or method that follows the global mixed-precision mode."""
+
+  def __init__(self, fn: Callable[..., Any], valid_types: Collection[Any]):
+    functools.update_wrapper(self, getattr(fn, "__func__", fn))
+    self._valid = tuple(tf.as_dtype(t) for t in valid_types)
+    if isinstance(fn, types.MethodType):  # Bound: `obj.f = modes(..)(obj.f)`.
+      self._fn, self._owner = fn.__func__, fn.__self__
+    elif not isinstance(fn, types.FunctionType) and hasattr(fn, "__call__"):
+      self._fn, self._owner = type(fn).__call__, fn  # A callable object.
+    else:
+      self._fn, self._owner = fn, None
+    self._seen = weakref.WeakKeyDictionary()
+    self._seen_ids: set[int] = set()  # Owners that take no weak reference.
+
+  def __get__(self, instance: Any, owner: Any = None) -> Any:
+    if instance is None or self._owner is not None:
+      return self
+    return types.MethodType(self._call_method, instance)
+
+  def __call__(self, *args, **kwargs) -> Any:
+    if self._owner is None:
+      return self._run(self._fn, self, args, kwargs)
+    return self._call_method(self._owner, *args, **kwargs)
+
+  def _call_method(self, instance: Any, *args, **kwargs) -> Any:
+    return self._run(functools.partial(self._fn, instance), instance, args,
+                     kwargs)
+
+  def _run(self, fn: Callable[..., Any], key: Any, args: tuple,
+           kwargs: dict) -> Any:
+    dtype = _mode
+    if dtype is None or dtype not in self._valid:
+      return fn(*args, **kwargs)
+    if not self._first_call_done(key):
+      outputs = fn(*args, **kwargs)  # Full precision: creates the variables.
+      self._mark_done(key)
+      return outputs
+    return _cast_call(fn, dtype, args, kwargs)
+
+  def _first_call_done(self, key: Any) -> bool:
+    try:
+      return key in self._seen
+    except TypeError:
+      return id(key) in self._seen_ids
+
+  def _mark_done(self, key: Any) -> None:
+    try:
+      self._seen[key] = True
+    except TypeError:
+      self._seen_ids.add(id(key))
+
+
+def modes(valid_types: Collection[tf.DType]
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+  """A decorator that runs a function in the compute dtype when it is valid.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> class HalfLinear(snt.Linear):
+      ...   __call__ = snt.mixed_precision.modes([tf.float32, tf.float16])(
+      ...       snt.Linear.__call__)
+      >>> layer = HalfLinear(2, name="half")
+      >>> x = tf.ones([1, 3])
+      >>> with snt.mixed_precision.scope(tf.float16):
+      ...   y = layer(x)  # First call: float32, creates float32 variables.
+      ...   y = layer(x)  # Then: matmul and add in float16.
+      >>> layer.w.dtype.name, y.dtype.name
+      ('float32', 'float32')
+
+  Works on functions, on methods (in a class body, or assigned to a class or
+  an instance), and on callable objects.
+
+  Args:
+    valid_types: The dtypes the function may compute in. When the global mode
+      is None or not among them, the function runs unchanged.
+
+  Returns:
+    The decorator.
+  """
+  valid_types = tuple(valid_types)
+  return lambda fn: _Decorated(fn, valid_types)

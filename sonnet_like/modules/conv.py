@@ -1,0 +1,467 @@
+"""Convolutions: the `ConvND` base and the thin `Conv1D`, `Conv2D`, `Conv3D`.
+
+Channels-first inputs (`NCW`, `NCHW`, `NCDHW`) are transposed to channels-last
+around the convolution: TensorFlow's CPU kernels do not support channels-first
+for every op (plain Eigen `Conv2D` refuses `NCHW`), and this way the same
+code runs on every device and under XLA.
+
+The module-level helpers are shared by the conv family (`conv_transpose.py`,
+`depthwise_conv.py`).
+"""
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like.core import base
+from sonnet_like.core import checks
+from sonnet_like.core import initializers
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.modules import pad
+
+# The layouts each number of spatial dimensions accepts: (last, first).
+DATA_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+SUPPORTED_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
+
+TOO_SMALL_ERROR = (
+    "{module} needs spatial sizes of at least {kernel} (the kernel shape "
+    "dilated by the rate) {context}, got spatial sizes {sizes}. Use "
+    "padding='SAME', a padding function such as snt.pad.same, or a smaller "
+    "kernel_shape or rate.")
+
+
+# --- Constructor checks shared by the conv family. ---
+
+
+def _is_int(value: Any) -> bool:
+  return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def positive_int(owner: str, argument: str, value: Any) -> int:
+  """`value` as an int, or an error if it is not a positive int."""
+  if not _is_int(value) or value < 1:
+    raise ValueError(f"{owner}: {argument} must be a positive int, got "
+                     f"{value!r}.")
+  return int(value)
+
+
+def positive_ints(owner: str, argument: str, value: Any,
+                  n: int) -> tuple[int, ...]:
+  """An int or a sequence of 1 or `n` ints -> `n` positive ints."""
+  values = tuple(value) if isinstance(value, (list, tuple)) else (value,)
+  if len(values) == 1:
+    values *= n
+  if len(values) != n or not all(_is_int(v) and v >= 1 for v in values):
+    raise ValueError(f"{owner}: {argument} must be a positive int or a "
+                     f"sequence of {n} positive ints, got {value!r}.")
+  return tuple(int(v) for v in values)
+
+
+def string_padding(owner: str, padding: Any) -> str:
+  """'SAME' or 'VALID' (any case), upper-cased; anything else is an error."""
+  if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
+    raise ValueError(f"{owner}: padding must be 'SAME' or 'VALID', got "
+                     f"{padding!r}.")
+  return padding.upper()
+
+
+def channel_index(owner: str, data_format: Any, n: int) -> int:
+  """1 for the channels-first layout of `n` spatial dims, -1 for the other."""
+  checks.check_choice(owner, "data_format", data_format, DATA_FORMATS[n])
+  return 1 if data_format == DATA_FORMATS[n][1] else -1
+
+
+def bias_initializer(owner: str, with_bias: bool,
+                     b_init: types.Initializer | None
+                    ) -> types.Initializer | None:
+  """`b_init`, zeros by default; an error if given without a bias."""
+  if not isinstance(with_bias, (bool, np.bool_)):
+    raise ValueError(f"{owner}: with_bias must be a bool, got {with_bias!r}.")
+  if not with_bias:
+    if b_init is not None:
+      raise ValueError(f"{owner}: b_init must be None when with_bias=False, "
+                       f"got {b_init!r}.")
+    return None
+  return initializers.Zeros() if b_init is None else b_init
+
+
+def check_initializer(owner: str, argument: str, value: Any) -> None:
+  if value is not None and not callable(value):
+    raise TypeError(f"{owner}: {argument} must be None or a callable "
+                    f"(shape, dtype) -> tensor, got {value!r}.")
+
+
+def default_w_init(fan_in: int) -> initializers.Initializer:
+  """Truncated normal with stddev `1 / sqrt(fan_in)`, Sonnet's default."""
+  return initializers.TruncatedNormal(stddev=1 / math.sqrt(fan_in))
+
+
+def effective_kernel(kernel: Sequence[int],
+                     rate: Sequence[int]) -> tuple[int, ...]:
+  """The size a kernel covers once dilated: `(k - 1) * rate + 1`."""
+  return tuple((k - 1) * r + 1 for k, r in zip(kernel, rate))
+
+
+# --- Input checks and layout changes shared by the conv family. ---
+
+
+def layout(data_format: str) -> str:
+  """"NHWC" -> "[N, H, W, C]", for error messages."""
+  return "[" + ", ".join(data_format) + "]"
+
+
+def check_build_input(module: Any, inputs: tf.Tensor, n: int,
+                      data_format: str) -> None:
+  """Rank `n + 2` and a dtype TensorFlow's convolutions support."""
+  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format))
+  dtype = tf.as_dtype(inputs.dtype)
+  if dtype not in SUPPORTED_DTYPES:
+    raise TypeError(
+        f"{checks.describe(module)} expects a float16, bfloat16, float32 or "
+        f"float64 input, got {dtype.name}. Cast it first, e.g. "
+        "tf.cast(x, tf.float32).")
+
+
+def check_call_input(module: Any, inputs: tf.Tensor, n: int, data_format: str,
+                     built_dtype: tf.DType, input_channels: int) -> tf.Tensor:
+  """Rank, dtype and channel count against what `module` was built for."""
+  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format))
+  checks.check_built_dtype(module, inputs, built_dtype)
+  axis = 1 if data_format.startswith("NC") else -1
+  return checks.check_dim(module, inputs, axis, input_channels,
+                          "input channels")
+
+
+def check_fits(module: Any, x: tf.Tensor, kernel: Sequence[int],
+               context: str) -> tf.Tensor:
+  """Checks that the spatial sizes of channels-last `x` are >= `kernel`.
+
+  TensorFlow's answer to a VALID convolution with a kernel larger than its
+  input depends on the kernel: an error, an empty tensor, or (oneDNN) a
+  tensor of the wrong shape. Static sizes are checked now, unknown ones when
+  the graph runs.
+  """
+  sizes = x.shape[1:-1].as_list()
+  message = TOO_SMALL_ERROR.format(
+      module=checks.describe(module), kernel=tuple(kernel), context=context,
+      sizes="{sizes}")
+  known = [s for s in sizes if s is not None]
+  if any(s is not None and s < k for s, k in zip(sizes, kernel)):
+    raise ValueError(message.format(sizes=tuple(sizes)))
+  if len(known) == len(sizes):
+    return x
+  check = tf.debugging.assert_greater_equal(
+      tf.shape(x)[1:-1], tf.constant(kernel, tf.int32),
+      message=message.format(sizes="smaller than that"))
+  with tf.control_dependencies([check]):
+    return tf.identity(x)
+
+
+def to_channels_last(x: tf.Tensor) -> tf.Tensor:
+  """`[N, C, ...]` -> `[N, ..., C]`."""
+  rank = x.shape.rank
+  return tf.transpose(x, [0] + list(range(2, rank)) + [1])
+
+
+def to_channels_first(x: tf.Tensor) -> tf.Tensor:
+  """`[N, ..., C]` -> `[N, C, ...]`."""
+  rank = x.shape.rank
+  return tf.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
+
+
+class ConvND(base.Module):
+  """An N-dimensional convolution (N = 1, 2 or 3) with an optional bias.
+
+  `w` has shape `kernel_shape + [input_channels, output_channels]` and `b`
+  shape `[output_channels]`. The input channel count is fixed when the module
+  is first called; later inputs must match it. `snt.Conv1D`, `snt.Conv2D`
+  and `snt.Conv3D` fix N (Sonnet does not export `ConvND` at top level).
+
+      >>> import tensorflow as tf
+      >>> from sonnet_like.modules.conv import ConvND
+      >>> conv = ConvND(2, output_channels=4, kernel_shape=3, name="conv")
+      >>> conv(tf.ones([1, 8, 8, 3])).shape
+      TensorShape([1, 8, 8, 4])
+      >>> conv.w.shape
+      TensorShape([3, 3, 3, 4])
+  """
+
+  def __init__(self,
+               num_spatial_dims: int,
+               output_channels: int,
+               kernel_shape: int | Sequence[int],
+               stride: int | Sequence[int] = 1,
+               rate: int | Sequence[int] = 1,
+               padding: types.PaddingLike = "SAME",
+               with_bias: bool = True,
+               w_init: types.Initializer | None = None,
+               b_init: types.Initializer | None = None,
+               data_format: str | None = None,
+               name: str | None = None):
+    """Constructs a `ConvND` module.
+
+    Args:
+      num_spatial_dims: Number of spatial dimensions: 1, 2 or 3.
+      output_channels: Number of output channels.
+      kernel_shape: Kernel size: an int for every spatial dimension, or one
+        per dimension.
+      stride: Step between kernel applications: an int or one per dimension.
+      rate: Dilation rate (gap between kernel taps): an int or one per
+        dimension. TensorFlow has no strided dilated convolution, so `stride`
+        must be 1 where `rate > 1`.
+      padding: "SAME" or "VALID" (any case), a padding function from
+        `snt.pad` (or any `f(effective_kernel_size) -> [before, after]`), or
+        one such function per spatial dimension.
+      with_bias: Whether to add a bias `b`.
+      w_init: Initializer for `w`; by default a truncated normal with stddev
+        `1 / sqrt(fan_in)`, `fan_in = prod(kernel_shape) * input_channels`.
+      b_init: Initializer for `b`; zeros by default. Must be None without a
+        bias.
+      data_format: Channels-last ("NWC", "NHWC", "NDHWC") or channels-first
+        ("NCW", "NCHW", "NCDHW"); None means channels-last.
+      name: Name of the module.
+    """
+    super().__init__(name=name)
+    owner = type(self).__name__
+    if num_spatial_dims not in (1, 2, 3):
+      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
+                       f"{num_spatial_dims!r}.")
+    n = num_spatial_dims
+    self._num_spatial_dims = n
+    self.output_channels = positive_int(owner, "output_channels",
+                                        output_channels)
+    self._kernel = positive_ints(owner, "kernel_shape", kernel_shape, n)
+    self._stride = positive_ints(owner, "stride", stride, n)
+    self._rate = positive_ints(owner, "rate", rate, n)
+    if max(self._stride) > 1 and max(self._rate) > 1:
+      raise ValueError(
+          f"{owner}: stride must be 1 when rate > 1 (TensorFlow has no "
+          f"strided dilated convolution), got stride={stride!r} and "
+          f"rate={rate!r}.")
+    # As given, like Sonnet; the tuples above are what the maths uses.
+    self.kernel_shape = kernel_shape
+    self.stride = stride
+    self.rate = rate
+    if isinstance(padding, str) and padding.upper() in ("SAME", "VALID"):
+      self.conv_padding = padding.upper()
+      self.padding_func = None
+      self._padding_fns = None
+    else:
+      self.conv_padding = "VALID"
+      self.padding_func = padding
+      self._padding_fns = _padding_functions(owner, padding, n)
+    if data_format is None:
+      data_format = DATA_FORMATS[n][0]
+    self._channel_index = channel_index(owner, data_format, n)
+    self.data_format = data_format
+    check_initializer(owner, "w_init", w_init)
+    check_initializer(owner, "b_init", b_init)
+    self.with_bias = bool(with_bias)
+    self.b_init = bias_initializer(owner, with_bias, b_init)
+    self.w_init = w_init
+
+  @once.once
+  def _initialize(self, inputs: tf.Tensor) -> None:
+    """Creates `w` and `b` for the input's channel count and dtype."""
+    n = self._num_spatial_dims
+    check_build_input(self, inputs, n, self.data_format)
+    self.input_channels = checks.known_dim(
+        self, inputs, self._channel_index, "number of input channels")
+    self._dtype = inputs.dtype
+    weight_shape = self._kernel + (self.input_channels, self.output_channels)
+    if self.w_init is None:
+      self.w_init = default_w_init(math.prod(weight_shape[:-1]))
+    self.w = tf.Variable(self.w_init(weight_shape, self._dtype), name="w")
+    if self.with_bias:
+      self.b = tf.Variable(self.b_init((self.output_channels,), self._dtype),
+                           name="b")
+    if self._padding_fns is not None:
+      # Padding is applied to the channels-last view of the input.
+      self._padding = pad.create(self._padding_fns, self._kernel, self._rate,
+                                 n, channel_index=-1)
+      _check_paddings(type(self).__name__, self._padding_fns,
+                      self._padding[1:-1])
+
+  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
+    """Convolves `inputs` and adds the bias.
+
+    Args:
+      inputs: A float16, bfloat16, float32 or float64 tensor of rank
+        `num_spatial_dims + 2` in `data_format` layout.
+
+    Returns:
+      A tensor of the same layout with `output_channels` channels.
+    """
+    inputs = tf.convert_to_tensor(inputs)
+    self._initialize(inputs)
+    inputs = check_call_input(self, inputs, self._num_spatial_dims,
+                              self.data_format, self._dtype,
+                              self.input_channels)
+    channels_first = self._channel_index == 1
+    x = to_channels_last(inputs) if channels_first else inputs
+    if self._padding_fns is not None:
+      x = tf.pad(x, self._padding)
+    if self.conv_padding == "VALID":
+      context = ("with VALID padding" if self._padding_fns is None else
+                 "after its padding function is applied")
+      x = check_fits(self, x, effective_kernel(self._kernel, self._rate),
+                     context)
+    outputs = tf.nn.convolution(x, self.w, strides=self._stride,
+                                padding=self.conv_padding,
+                                dilations=self._rate)
+    if self.with_bias:
+      outputs = tf.nn.bias_add(outputs, self.b)
+    return to_channels_first(outputs) if channels_first else outputs
+
+
+def _padding_functions(owner: str, padding: Any, n: int) -> tuple:
+  """A padding function or a sequence of 1 or `n` of them -> `n` of them."""
+  functions = (tuple(padding) if isinstance(padding, (list, tuple)) else
+               (padding,))
+  if len(functions) == 1:
+    functions *= n
+  if len(functions) != n or not all(callable(f) for f in functions):
+    raise ValueError(
+        f"{owner}: padding must be 'SAME', 'VALID', a padding function such "
+        f"as snt.pad.causal, or a sequence of {n} of them, got {padding!r}.")
+  return functions
+
+
+def _check_paddings(owner: str, functions: Sequence[Any],
+                    paddings: Sequence[Any]) -> None:
+  for function, pair in zip(functions, paddings):
+    if (len(pair) != 2 or not all(_is_int(p) and p >= 0 for p in pair)):
+      raise ValueError(
+          f"{owner}: padding function {function!r} must return two "
+          f"non-negative ints [before, after], got {list(pair)!r}.")
+
+
+class Conv1D(ConvND):
+  """A 1D convolution over `[N, W, C]` (or `[N, C, W]`) inputs.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> conv = snt.Conv1D(4, kernel_shape=3, stride=2, name="conv1d")
+      >>> conv(tf.ones([2, 10, 3])).shape
+      TensorShape([2, 5, 4])
+  """
+
+  def __init__(self,
+               output_channels: int,
+               kernel_shape: int | Sequence[int],
+               stride: int | Sequence[int] = 1,
+               rate: int | Sequence[int] = 1,
+               padding: types.PaddingLike = "SAME",
+               with_bias: bool = True,
+               w_init: types.Initializer | None = None,
+               b_init: types.Initializer | None = None,
+               data_format: str = "NWC",
+               name: str | None = None):
+    """Constructs a `Conv1D` module; see `ConvND` for the arguments.
+
+    Args:
+      output_channels: Number of output channels.
+      kernel_shape: Kernel width: an int or a sequence of one int.
+      stride: Stride: an int or a sequence of one int.
+      rate: Dilation rate: an int or a sequence of one int.
+      padding: "SAME", "VALID" or a padding function (see `snt.pad`).
+      with_bias: Whether to add a bias `b`.
+      w_init: Initializer for `w` (shape `[width, in, out]`).
+      b_init: Initializer for `b`; zeros by default.
+      data_format: "NWC" (channels-last) or "NCW".
+      name: Name of the module.
+    """
+    super().__init__(1, output_channels, kernel_shape, stride=stride,
+                     rate=rate, padding=padding, with_bias=with_bias,
+                     w_init=w_init, b_init=b_init, data_format=data_format,
+                     name=name)
+
+
+class Conv2D(ConvND):
+  """A 2D convolution over `[N, H, W, C]` (or `[N, C, H, W]`) inputs.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> conv = snt.Conv2D(8, kernel_shape=(3, 5), padding="VALID",
+      ...                   name="conv2d")
+      >>> conv(tf.ones([2, 10, 10, 3])).shape
+      TensorShape([2, 8, 6, 8])
+      >>> conv(tf.ones([2, 10, 10, 6]))
+      Traceback (most recent call last):
+        ...
+      ValueError: Conv2D 'conv2d' was built for input channels 3, got 6 ...
+  """
+
+  def __init__(self,
+               output_channels: int,
+               kernel_shape: int | Sequence[int],
+               stride: int | Sequence[int] = 1,
+               rate: int | Sequence[int] = 1,
+               padding: types.PaddingLike = "SAME",
+               with_bias: bool = True,
+               w_init: types.Initializer | None = None,
+               b_init: types.Initializer | None = None,
+               data_format: str = "NHWC",
+               name: str | None = None):
+    """Constructs a `Conv2D` module; see `ConvND` for the arguments.
+
+    Args:
+      output_channels: Number of output channels.
+      kernel_shape: Kernel size: an int or `(height, width)`.
+      stride: Stride: an int or one per spatial dimension.
+      rate: Dilation rate: an int or one per spatial dimension.
+      padding: "SAME", "VALID", a padding function (see `snt.pad`) or one per
+        spatial dimension.
+      with_bias: Whether to add a bias `b`.
+      w_init: Initializer for `w` (shape `[height, width, in, out]`).
+      b_init: Initializer for `b`; zeros by default.
+      data_format: "NHWC" (channels-last) or "NCHW".
+      name: Name of the module.
+    """
+    super().__init__(2, output_channels, kernel_shape, stride=stride,
+                     rate=rate, padding=padding, with_bias=with_bias,
+                     w_init=w_init, b_init=b_init, data_format=data_format,
+                     name=name)
+
+
+class Conv3D(ConvND):
+  """A 3D convolution over `[N, D, H, W, C]` (or `[N, C, D, H, W]`) inputs.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> conv = snt.Conv3D(2, kernel_shape=3, data_format="NCDHW",
+      ...                   name="conv3d")
+      >>> conv(tf.ones([1, 4, 5, 6, 7])).shape
+      TensorShape([1, 2, 5, 6, 7])
+  """
+
+  def __init__(self,
+               output_channels: int,
+               kernel_shape: int | Sequence[int],
+               stride: int | Sequence[int] = 1,
+               rate: int | Sequence[int] = 1,
+               padding: types.PaddingLike = "SAME",
+               with_bias: bool = True,
+               w_init: types.Initializer | None = None,
+               b_init: types.Initializer | None = None,
+               data_format: str = "NDHWC",
+               name: str | None = None):
+    """Constructs a `Conv3D` module; see `ConvND` for the arguments.
+
+    Args:
+      output_channels: Number of output channels.
+      kernel_shape: Kernel size: an int or `(depth, height, width)`.
+      stride: Stride: an int or one per spatial dimension.
+      rate: Dilation rate: an int or one per spatial dimension.
+      padding: "SAME", "VALID", a padding function (see `snt.pad`) or one per
+        spatial dimension.
+      with_bias: Whether to add a bias `b`.
+      w_init: Initializer for `w` (shape `[depth, height, width, in, out]`).
+      b_init: Initializer for `b`; zeros by default.
+      data_format: "NDHWC" (channels-last) or "NCDHW".
+      name: Name of the module.
+    """
+    super().__init__(3, output_channels, kernel_shape, stride=stride,
+                     rate=rate, padding=padding, with_bias=with_bias,
+                     w_init=w_init, b_init=b_init, data_format=data_format,
+                     name=name)

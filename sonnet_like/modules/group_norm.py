@@ -1,0 +1,112 @@
+"""GroupNorm: normalization over groups of channels of each input."""
+
+import numbers
+
+import tensorflow as tf
+
+from sonnet_like.core import checks
+from sonnet_like.core import initializers
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.modules import axis_norm
+
+
+class GroupNorm(axis_norm.AxisNormBase):
+  """Splits the channels into groups and normalizes each group separately.
+
+  Within each group the mean and variance are taken over `axis` (by default
+  every axis but the batch: the spatial axes and the group's channels), then
+  a per-channel scale and offset are applied.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> gn = snt.GroupNorm(groups=2, name="gn")
+      >>> gn(tf.constant([[1., 3., 10., 30.]])).numpy().round(3)
+      array([[-1., 1., -1., 1.]], dtype=float32)
+  """
+
+  def __init__(self, groups: int, axis: axis_norm.Axis = slice(1, None),
+               create_scale: bool = True, create_offset: bool = True,
+               eps: types.FloatLike = 1e-5,
+               scale_init: initializers.Initializer | None = None,
+               offset_init: initializers.Initializer | None = None,
+               data_format: str = "channels_last", name: str | None = None):
+    """Constructs the module.
+
+    Args:
+      groups: How many groups to split the channels into; it must divide
+        the number of channels.
+      axis: The input axes to normalize over (an int, sequence of ints or
+        slice); the channel axis stands for the channels of one group. By
+        default all but the batch; `slice(2, None)` also keeps a time axis.
+      create_scale: Whether to learn a per-channel scale.
+      create_offset: Whether to learn a per-channel offset.
+      eps: Added to the variance before the square root.
+      scale_init: Initializer of the scale (ones by default); only with
+        `create_scale=True`.
+      offset_init: Initializer of the offset (zeros by default); only with
+        `create_offset=True`.
+      data_format: "channels_last" (default), "channels_first", or a layout
+        such as "NHWC" or "NCHW".
+      name: Name of the module.
+    """
+    super().__init__(create_scale, create_offset, eps, scale_init,
+                     offset_init, data_format, name)
+    if (not isinstance(groups, numbers.Integral) or isinstance(groups, bool)
+        or groups < 1):
+      raise ValueError(f"GroupNorm: groups must be a positive int, got "
+                       f"{groups!r}.")
+    axis_norm.check_axis("GroupNorm", axis)
+    self._groups = int(groups)
+    self._axis = axis
+
+  @once.once
+  def _initialize(self, inputs: tf.Tensor) -> None:
+    checks.check_rank(self, inputs, min_rank=2)
+    self._build_params(inputs)
+    channels = checks.known_dim(self, inputs, self._channel_axis, "channels")
+    if channels % self._groups:
+      raise ValueError(
+          f"{checks.describe(self)} cannot split {channels} channels into "
+          f"{self._groups} groups: groups must divide the number of channels.")
+    self._channels = channels
+    axes = axis_norm.resolve_axes(self, self._axis, self._rank)
+    # Grouped layout: the channel axis becomes [groups, channels per group].
+    # Statistics never run over the groups axis; the channel axis stands for
+    # the channels within a group.
+    c = self._channel_axis
+    self._grouped_axes = tuple(a + 1 if a >= c else a for a in axes)
+
+  def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
+               offset: tf.Tensor | None = None) -> tf.Tensor:
+    """Normalizes `inputs`.
+
+    Args:
+      inputs: A tensor in the module's `data_format`, rank >= 2.
+      scale: A tensor broadcastable to `inputs`; only without `create_scale`.
+      offset: A tensor broadcastable to `inputs`; only without
+        `create_offset`.
+
+    Returns:
+      The normalized tensor, shaped like `inputs`.
+    """
+    inputs = tf.convert_to_tensor(inputs)
+    self._check_no_learnt_override(scale, offset)  # Before building.
+    self._initialize(inputs)
+    inputs = self._check_like_built(inputs)
+    scale, offset = self._scale_and_offset(scale, offset)
+    c = self._channel_axis
+    shape = tf.shape(inputs)
+    grouped_shape = tf.concat(
+        [shape[:c], [self._groups, self._channels // self._groups],
+         shape[c + 1:]], axis=0)
+    grouped = tf.reshape(inputs, grouped_shape)
+    mean, variance = tf.nn.moments(grouped, self._grouped_axes, keepdims=True)
+    outputs = tf.nn.batch_normalization(grouped, mean, variance, None, None,
+                                        self._eps)
+    outputs = tf.reshape(outputs, shape)
+    outputs.set_shape(inputs.shape)
+    if scale is not None:
+      outputs = outputs * scale
+    if offset is not None:
+      outputs = outputs + offset
+    return outputs

@@ -1,0 +1,114 @@
+"""GRU: the gated recurrent unit core."""
+
+import tensorflow as tf
+
+from sonnet_like.core import checks
+from sonnet_like.core import initializers
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.modules.recurrent import rnn_core
+from sonnet_like.modules.recurrent import state_checks
+
+
+class GRU(rnn_core.RNNCore):
+  """Gated recurrent unit core.
+
+  With `x` the input and `h` the previous state, each step computes
+
+      z, r = sigmoid(x @ w_i[:, :2H] + h @ w_h[:, :2H] + b[:2H])
+      a    = tanh(x @ w_i[:, 2H:] + (r * h) @ w_h[:, 2H:] + b[2H:])
+      next = (1 - z) * h + z * a
+
+  and returns `next` as both output and state.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> gru = snt.GRU(hidden_size=4, name="gru_example")
+      >>> outputs, state = gru(tf.ones([2, 3]), gru.initial_state(2))
+      >>> outputs.shape
+      TensorShape([2, 4])
+      >>> sorted(v.name for v in gru.variables)
+      ['gru_example/b:0', 'gru_example/w_h:0', 'gru_example/w_i:0']
+
+  Attributes:
+    input_to_hidden: `w_i`, `[input_size, 3 * hidden_size]` (z, r, a).
+    hidden_to_hidden: `w_h`, `[hidden_size, 3 * hidden_size]`.
+    b: `[3 * hidden_size]`.
+  """
+
+  def __init__(self, hidden_size: int,
+               w_i_init: initializers.Initializer | None = None,
+               w_h_init: initializers.Initializer | None = None,
+               b_init: initializers.Initializer | None = None,
+               dtype: tf.DType = tf.float32, name: str | None = None):
+    """Constructs a GRU.
+
+    Args:
+      hidden_size: Size of the hidden state (and of the output).
+      w_i_init: Initializer of `w_i`; Glorot uniform by default.
+      w_h_init: Initializer of `w_h`; Glorot uniform by default.
+      b_init: Initializer of `b`; zeros by default.
+      dtype: Dtype of the variables, the state and the expected inputs.
+      name: Name of the module.
+    """
+    super().__init__(name=name)
+    self._hidden_size = state_checks.check_positive_int(
+        "GRU", "hidden_size", hidden_size)
+    glorot_uniform = initializers.VarianceScaling(mode="fan_avg",
+                                                  distribution="uniform")
+    self._w_i_init = w_i_init or glorot_uniform
+    self._w_h_init = w_h_init or glorot_uniform
+    self._b_init = b_init or initializers.Zeros()
+    self._dtype = state_checks.check_floating_dtype("GRU", dtype)
+
+  @property
+  def input_to_hidden(self) -> tf.Variable:
+    return self._w_i
+
+  @property
+  def hidden_to_hidden(self) -> tf.Variable:
+    return self._w_h
+
+  def initial_state(self, batch_size: types.IntLike) -> tf.Tensor:
+    """Zeros of shape `[batch_size, hidden_size]`."""
+    return tf.zeros([batch_size, self._hidden_size], self._dtype)
+
+  @once.once
+  def _initialize(self, inputs: tf.Tensor) -> None:
+    self._input_size = checks.known_dim(self, inputs, -1, "input size")
+    size, dtype = self._hidden_size, self._dtype
+    self._w_i = tf.Variable(self._w_i_init([self._input_size, 3 * size], dtype),
+                            name="w_i")
+    self._w_h = tf.Variable(self._w_h_init([size, 3 * size], dtype),
+                            name="w_h")
+    self.b = tf.Variable(self._b_init([3 * size], dtype), name="b")
+
+  def __call__(self, inputs: tf.Tensor,
+               prev_state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """One step.
+
+    Args:
+      inputs: `[B, input_size]`.
+      prev_state: `[B, hidden_size]`.
+
+    Returns:
+      `(outputs, next_state)`, the same `[B, hidden_size]` tensor twice.
+    """
+    inputs = state_checks.check_inputs(self, inputs, self._dtype, rank=2,
+                                       layout="[B, input_size]")
+    self._initialize(inputs)
+    inputs = checks.check_dim(self, inputs, -1, self._input_size,
+                              "input size")
+    prev_state = state_checks.check_state(
+        self, prev_state, tf.TensorShape([self._hidden_size]), self._dtype,
+        inputs)
+    gates_x = tf.matmul(inputs, self._w_i)
+    zr_x, a_x = tf.split(gates_x, [2 * self._hidden_size, self._hidden_size],
+                         axis=-1)
+    w_h_zr, w_h_a = tf.split(self._w_h, [2 * self._hidden_size,
+                                         self._hidden_size], axis=-1)
+    b_zr, b_a = tf.split(self.b, [2 * self._hidden_size, self._hidden_size])
+    z, r = tf.split(tf.sigmoid(zr_x + tf.matmul(prev_state, w_h_zr) + b_zr),
+                    2, axis=-1)
+    a = tf.tanh(a_x + tf.matmul(r * prev_state, w_h_a) + b_a)
+    next_state = (1 - z) * prev_state + z * a
+    return next_state, next_state

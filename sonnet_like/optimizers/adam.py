@@ -1,0 +1,122 @@
+"""Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
+
+from typing import Sequence
+
+import tensorflow as tf
+
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.optimizers import base
+
+
+def adam_rule(g, learning_rate, beta1, beta2, epsilon, t, m, v):
+  """Algorithm 1 of the Adam paper; returns (delta, new m, new v)."""
+  m = beta1 * m + (1. - beta1) * g
+  v = beta2 * v + (1. - beta2) * g * g
+  m_hat = m / (1. - tf.pow(beta1, t))
+  v_hat = v / (1. - tf.pow(beta2, t))
+  return learning_rate * m_hat / (tf.sqrt(v_hat) + epsilon), m, v
+
+
+class Adam(base.Optimizer):
+  r"""Adam: a step scaled by bias-corrected moment estimates.
+
+  For each parameter, at step `t` (counted from 1):
+
+      m <- beta1 * m + (1 - beta1) * update
+      v <- beta2 * v + (1 - beta2) * update ** 2
+      parameter <- parameter - learning_rate * m_hat / (sqrt(v_hat) + epsilon)
+
+  with `m_hat = m / (1 - beta1 ** t)`, `v_hat = v / (1 - beta2 ** t)`. Note
+  that `epsilon` is added to `sqrt(v_hat)` as in the paper; Keras adds it to
+  `sqrt(v)`, which differs slightly while `t` is small.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> w = tf.Variable([1.0, 2.0])
+      >>> opt = snt.optimizers.Adam(0.1, name="adam_example")
+      >>> opt.apply([tf.constant([3.0, -0.5])], [w])
+      >>> w.numpy()  # The first step moves each entry by ~learning_rate.
+      array([0.9, 2.1], dtype=float32)
+      >>> [v.name for v in (opt.step, opt.m[0], opt.v[0])]
+      ['adam_example/t:0', 'adam_example/m/Variable:0', 'adam_example/v/Variable:0']
+
+  Attributes:
+    learning_rate: The step size (alpha in the paper).
+    beta1: Decay of the first moment estimate.
+    beta2: Decay of the second moment estimate.
+    epsilon: Added to the denominator for stability.
+    step: The int64 step counter `t`, created on the first `apply` (None
+      before).
+    m: First moment estimates, one per parameter.
+    v: Second moment estimates, one per parameter.
+  """
+
+  def __init__(self, learning_rate: types.FloatLike | tf.Variable = 0.001,
+               beta1: types.FloatLike | tf.Variable = 0.9,
+               beta2: types.FloatLike | tf.Variable = 0.999,
+               epsilon: types.FloatLike | tf.Variable = 1e-8,
+               name: str | None = None):
+    """Constructs an Adam optimizer.
+
+    Args:
+      learning_rate: The step size (>= 0) or a scalar `tf.Variable`.
+      beta1: Decay of the first moment, in [0, 1).
+      beta2: Decay of the second moment, in [0, 1).
+      epsilon: Small constant (>= 0) added to the denominator.
+      name: Name of the module.
+    """
+    super().__init__(name=name)
+    check = base.check_hyperparameter
+    self.learning_rate = check("Adam", "learning_rate", learning_rate)
+    self.beta1 = check("Adam", "beta1", beta1, high=1., high_inclusive=False)
+    self.beta2 = check("Adam", "beta2", beta2, high=1., high_inclusive=False)
+    self.epsilon = check("Adam", "epsilon", epsilon)
+    self.step = None
+    self.m = []
+    self.v = []
+
+  @once.once
+  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
+    step = tf.Variable(0, trainable=False, name="t", dtype=tf.int64)
+    m = self._slots("m", parameters)
+    v = self._slots("v", parameters)
+    self._remember_parameters(parameters)
+    self.step = step
+    self.m.extend(m)
+    self.v.extend(v)
+
+  def apply(self, updates: Sequence[types.ParameterUpdate],
+            parameters: Sequence[tf.Variable]) -> None:
+    """Increments `step` and applies one Adam step to each pair.
+
+    Args:
+      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
+        None to skip it), often gradients.
+      parameters: The variables to change; the same list on every call.
+
+    Raises:
+      ValueError: if the lists are empty or of different lengths, all updates
+        are None, an update's dtype or shape does not match its parameter, or
+        the parameters differ from those of the first call.
+      TypeError: if a parameter is not a `tf.Variable`.
+    """
+    updates, parameters = self._check_arguments(updates, parameters)
+    self._check_same_parameters(parameters)
+    self._in_cross_replica_context(self._apply_all, updates, parameters)
+
+  def _apply_all(self, updates, parameters):
+    self._initialize(parameters)
+    self.step.assign_add(1)
+    for update, parameter, m, v in zip(updates, parameters, self.m, self.v):
+      if update is not None:
+        self._update(parameter, self._apply_one, update, m, v)
+
+  def _apply_one(self, parameter, update, m, v):
+    dtype = parameter.dtype
+    learning_rate, beta1, beta2, epsilon, t = (
+        tf.cast(x, dtype) for x in (self.learning_rate, self.beta1,
+                                    self.beta2, self.epsilon, self.step))
+    base.apply_rule(
+        parameter, update, [m, v],
+        lambda g, m, v: adam_rule(g, learning_rate, beta1, beta2, epsilon, t,
+                                  m, v))

@@ -1,0 +1,295 @@
+"""`Optimizer`: the base class of optimizers, and the plumbing they share.
+
+An optimizer is a `Module` with one public method, `apply(updates,
+parameters)`, which changes `parameters` in place. Per-parameter state
+("slots", e.g. Adam's `m` and `v`) is created on the first `apply`, in the
+order of that call's `parameters`, and is tracked like any module variable, so
+`tf.train.Checkpoint(optimizer=opt)` saves and restores it.
+
+This file holds what every optimizer needs besides its update rule: argument
+checks with errors that name the optimizer, slot creation, sparse updates
+(`tf.IndexedSlices`), and `tf.distribute` support (see `Optimizer`).
+"""
+
+import abc
+from typing import Any, Callable, Sequence
+
+import tensorflow as tf
+
+from sonnet_like.core import base
+from sonnet_like.core import checks
+from sonnet_like.core import types
+from sonnet_like.core import utils
+
+PARAMETERS_CHANGED_ERROR = """\
+{optimizer} created its state for {before}, but this call passes {after}.
+
+An optimizer keeps one slot per parameter, matched by position to the
+parameters of its first `apply`. Pass the same parameters in the same order on
+every call, e.g.
+
+    optimizer.apply(grads, model.trainable_variables)
+
+or create one optimizer per set of parameters."""
+
+NOT_IN_STRATEGY_SCOPE_ERROR = (
+    "{optimizer}: parameter {parameter!r} was not created under the scope of "
+    "the current {strategy}, so its copies cannot be updated on each replica. "
+    "Build the model (call it once) inside `with strategy.scope():`.")
+
+
+@base.allow_empty_variables  # No state before the first `apply`.
+class Optimizer(base.Module):
+  """Base class for optimizers: `apply(updates, parameters)`.
+
+  Subclasses implement `apply`. Updates may be dense tensors,
+  `tf.IndexedSlices` (e.g. the gradient of `tf.gather` on an embedding), or
+  None (that parameter is left alone).
+
+  Under `tf.distribute` (e.g. `MirroredStrategy`), call `apply` in replica
+  context (inside `strategy.run`) with updates that are already the same on
+  every replica, typically all-reduced gradients. Each copy of a parameter is
+  then updated once, on its own device. Updates that differ across replicas
+  would make the copies drift apart: all-reduce them first.
+  """
+
+  _TF_MODULE_IGNORED_PROPERTIES = (
+      base.Module._TF_MODULE_IGNORED_PROPERTIES.union(("_parameter_specs",)))
+
+  @abc.abstractmethod
+  def apply(self, updates: Sequence[types.ParameterUpdate],
+            parameters: Sequence[tf.Variable]) -> None:
+    """Applies `updates` (often gradients) to `parameters` in place.
+
+    Args:
+      updates: One update per parameter: a tensor of the parameter's shape and
+        dtype, a `tf.IndexedSlices`, or None to leave the parameter alone.
+      parameters: The `tf.Variable`s to change.
+    """
+
+  # The helpers below are for subclasses.
+
+  def _check_arguments(
+      self, updates: Sequence[types.ParameterUpdate],
+      parameters: Sequence[tf.Variable]) -> tuple[list[Any], list[tf.Variable]]:
+    """Checks `apply`'s arguments; returns them as lists of tensors/variables.
+
+    Raises:
+      TypeError: if a parameter is not a variable.
+      ValueError: on empty or mismatched lists, all-None updates, or an update
+        whose dtype or shape does not match its parameter.
+    """
+    who = checks.describe(self)
+    updates, parameters = list(updates), list(parameters)
+    if not parameters:
+      raise ValueError(f"{who}: parameters must not be empty.")
+    if len(updates) != len(parameters):
+      raise ValueError(
+          f"{who}: got {len(updates)} updates for {len(parameters)} "
+          "parameters; updates and parameters must be the same length.")
+    for i, parameter in enumerate(parameters):
+      if not isinstance(parameter, tf.Variable):
+        raise TypeError(f"{who}: parameters[{i}] must be a tf.Variable, got "
+                        f"{utils.describe_value(parameter)}.")
+    if all(update is None for update in updates):
+      raise ValueError(
+          f"{who}: all {len(updates)} updates are None, so there is nothing "
+          "to apply. Are the parameters connected to the loss?")
+    if tf.distribute.has_strategy():
+      strategy = tf.distribute.get_strategy()
+      for parameter in parameters:
+        if not strategy.extended.variable_created_in_scope(parameter):
+          raise ValueError(NOT_IN_STRATEGY_SCOPE_ERROR.format(
+              optimizer=who, parameter=parameter.name,
+              strategy=type(strategy).__name__))
+    checked = [None if u is None else _check_update(who, i, u, p)
+               for i, (u, p) in enumerate(zip(updates, parameters))]
+    return checked, parameters
+
+  def _check_same_parameters(self, parameters: Sequence[tf.Variable]) -> None:
+    """Checks `parameters` against those the slots were created for."""
+    specs = self.__dict__.get("_parameter_specs")
+    if specs is None:
+      return
+    given = _specs(parameters)
+    if given == specs:
+      return
+    if len(given) != len(specs):
+      before = f"{len(specs)} parameters"
+      after = f"{len(given)}"
+      after += " parameter" if len(given) == 1 else " parameters"
+    else:
+      i = next(i for i, (a, b) in enumerate(zip(specs, given)) if a != b)
+      before = f"parameters[{i}] = {_render(specs[i])}"
+      after = _render(given[i])
+    raise ValueError(PARAMETERS_CHANGED_ERROR.format(
+        optimizer=checks.describe(self), before=before, after=after))
+
+  def _remember_parameters(self, parameters: Sequence[tf.Variable]) -> None:
+    # Plain Python data, kept out of tf.Module tracking and checkpoints.
+    object.__setattr__(self, "_parameter_specs", _specs(parameters))
+
+  def _slots(self, scope: str,
+             parameters: Sequence[tf.Variable]) -> list[tf.Variable]:
+    """Zero-initialised, non-trainable copies of `parameters`.
+
+    Named `<optimizer>/<scope>/<parameter name>` and placed with their
+    parameter (on every replica under `tf.distribute`).
+    """
+    with tf.name_scope(scope):
+      return [_zeros_like(p) for p in parameters]
+
+  def _in_cross_replica_context(self, fn: Callable[..., None],
+                                *args: Any) -> None:
+    """Runs `fn(*args)` once, leaving replica context if inside one."""
+    if (tf.distribute.has_strategy() and
+        not tf.distribute.in_cross_replica_context()):
+      tf.distribute.get_replica_context().merge_call(
+          lambda _, *a: fn(*a), args=args)
+    else:
+      fn(*args)
+
+  def _update(self, parameter: tf.Variable, fn: Callable[..., None],
+              *args: Any) -> None:
+    """Runs `fn(parameter, *args)` for each copy of `parameter`.
+
+    Without a strategy there is one copy. Under one, `fn` runs on each copy's
+    device and receives, for each distributed variable among `args` (slots),
+    its copy on that device.
+    """
+    if not tf.distribute.has_strategy():
+      fn(parameter, *args)
+      return
+    strategy = tf.distribute.get_strategy()
+
+    def on_device(parameter_copy, *args):
+      return fn(parameter_copy,
+                *[_local_copy(strategy, a, parameter_copy) for a in args])
+
+    strategy.extended.update(parameter, on_device, args=args, group=True)
+
+
+def apply_rule(parameter: tf.Variable, update: Any,
+               slots: Sequence[tf.Variable],
+               rule: Callable[..., tuple[tf.Tensor, ...]]) -> None:
+  """Updates `parameter` and its `slots` with `rule`, densely or sparsely.
+
+  Args:
+    parameter: The variable to change.
+    update: A dense tensor or a `tf.IndexedSlices`.
+    slots: The parameter's state variables.
+    rule: `rule(update, *slot_values) -> (delta, *new_slot_values)`; the
+      parameter becomes `parameter - delta`. For a `tf.IndexedSlices` update
+      it sees only the touched rows (duplicate indices summed first).
+  """
+  if isinstance(update, tf.IndexedSlices):
+    values, indices = _deduplicate(update)
+    delta, *new_values = rule(values, *[s.sparse_read(indices) for s in slots])
+    parameter.scatter_sub(tf.IndexedSlices(delta, indices))
+    for slot, value in zip(slots, new_values):
+      slot.scatter_update(tf.IndexedSlices(value, indices))
+  else:
+    delta, *new_values = rule(update, *slots)
+    parameter.assign_sub(delta)
+    for slot, value in zip(slots, new_values):
+      slot.assign(value)
+
+
+def check_hyperparameter(owner: str, argument: str, value: Any, *,
+                         low: float = 0., high: float | None = None,
+                         high_inclusive: bool = True) -> Any:
+  """Checks a number or a scalar tensor/variable; returns it unchanged.
+
+  Python numbers must lie in [low, high] (or [low, high) when
+  `high_inclusive` is False). Tensors and variables (e.g. a learning rate
+  that a schedule assigns) must be scalars; their values are not checked.
+  """
+  if isinstance(value, (tf.Tensor, tf.Variable)):
+    if value.shape.rank != 0:
+      raise ValueError(f"{owner}: {argument} must be a scalar, got "
+                       f"{utils.describe_value(value)}.")
+    return value
+  if isinstance(value, bool) or not isinstance(value, (int, float)) and not (
+      hasattr(value, "dtype") and getattr(value, "ndim", None) == 0):
+    raise TypeError(f"{owner}: {argument} must be a number or a scalar "
+                    f"tf.Variable, got {utils.describe_value(value)}.")
+  too_high = high is not None and (value > high if high_inclusive
+                                   else value >= high)
+  if not value >= low or too_high:
+    closing = "]" if high_inclusive else ")"
+    limits = (f"in [{low:g}, {high:g}{closing}" if high is not None
+              else f">= {low:g}")
+    raise ValueError(f"{owner}: {argument} must be {limits}, got {value!r}.")
+  return value
+
+
+def check_bool(owner: str, argument: str, value: Any) -> bool:
+  if not isinstance(value, bool):
+    raise TypeError(f"{owner}: {argument} must be a bool, got {value!r}.")
+  return value
+
+
+def _check_update(who: str, i: int, update: Any,
+                  parameter: tf.Variable) -> Any:
+  """Converts one update and checks its dtype and shape against `parameter`."""
+  what = f"updates[{i}] (for parameter {parameter.name!r}"
+  if isinstance(update, tf.distribute.DistributedValues):
+    return update  # Per-replica values: checked on each replica.
+  if isinstance(update, tf.IndexedSlices):
+    dtype, shape = update.values.dtype, update.values.shape
+    expected = tf.TensorShape([None]).concatenate(parameter.shape[1:])
+    kind = "values of shape"
+  else:
+    update = tf.convert_to_tensor(update, dtype_hint=parameter.dtype)
+    dtype, shape, expected = update.dtype, update.shape, parameter.shape
+    kind = "shape"
+  if dtype != parameter.dtype:
+    raise ValueError(f"{who}: {what}, dtype {parameter.dtype.name}) has "
+                     f"dtype {dtype.name}; cast it to the parameter's dtype.")
+  if not shape.is_compatible_with(expected):
+    raise ValueError(f"{who}: {what}, shape {parameter.shape}) has {kind} "
+                     f"{shape}, expected {expected}.")
+  return update
+
+
+def _local_copy(strategy: tf.distribute.Strategy, value: Any,
+                parameter_copy: tf.Variable) -> Any:
+  """The copy of a distributed variable on `parameter_copy`'s device."""
+  if not isinstance(value, tf.distribute.DistributedValues):
+    return value
+  for copy in strategy.experimental_local_results(value):
+    if copy.device == parameter_copy.device:
+      return copy
+  raise ValueError(f"No copy of {value.name!r} on {parameter_copy.device}; "
+                   "slots are created next to their parameter, so the "
+                   "parameter must have moved.")
+
+
+def _deduplicate(update: tf.IndexedSlices) -> tuple[tf.Tensor, tf.Tensor]:
+  """Sums the rows of `update` that share an index; (values, unique indices)."""
+  unique, positions = tf.unique(update.indices)
+  values = tf.math.unsorted_segment_sum(update.values, positions,
+                                        tf.shape(unique)[0])
+  return values, unique
+
+
+def _zeros_like(parameter: tf.Variable) -> tf.Variable:
+  name = parameter.name.split(":")[0]
+  shape, dtype = parameter.shape, parameter.dtype
+  if tf.distribute.has_strategy():
+    placement = tf.distribute.get_strategy().extended.colocate_vars_with(
+        parameter)
+  else:
+    placement = tf.device(parameter.device)
+  with placement:
+    return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=name)
+
+
+def _specs(parameters: Sequence[tf.Variable]) -> tuple:
+  return tuple((p.name, p.shape, p.dtype.name)
+               for p in parameters)
+
+
+def _render(spec: tuple) -> str:
+  name, shape, dtype = spec
+  return f"{name!r} of shape {shape} and dtype {dtype}"

@@ -1,0 +1,107 @@
+"""Momentum: SGD with (optionally Nesterov) momentum."""
+
+from typing import Sequence
+
+import tensorflow as tf
+
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.optimizers import base
+
+
+def momentum_rule(update, learning_rate, mu, accumulated, use_nesterov):
+  """One step of the momentum rule; returns (delta, new accumulated)."""
+  accumulated = mu * accumulated + update
+  if use_nesterov:
+    delta = learning_rate * (mu * accumulated + update)
+  else:
+    delta = learning_rate * accumulated
+  return delta, accumulated
+
+
+class Momentum(base.Optimizer):
+  r"""SGD with momentum.
+
+  For each parameter, with `a` its accumulated momentum (zero at first):
+
+      a <- momentum * a + update
+      parameter <- parameter - learning_rate * a                     # default
+      parameter <- parameter - learning_rate * (momentum * a + update)  # Nesterov
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> w = tf.Variable([1.0])
+      >>> opt = snt.optimizers.Momentum(0.1, momentum=0.5,
+      ...                               name="momentum_example")
+      >>> for _ in range(2):
+      ...   opt.apply([tf.constant([1.0])], [w])
+      >>> w.numpy()  # 1 - 0.1 * 1 - 0.1 * 1.5
+      array([0.75], dtype=float32)
+      >>> opt.accumulated_momentum[0].name
+      'momentum_example/accumulated_momentum/Variable:0'
+
+  Attributes:
+    learning_rate: The step size.
+    momentum: The decay of the accumulated momentum.
+    use_nesterov: Whether the Nesterov variant is used.
+    accumulated_momentum: One slot per parameter, created on the first
+      `apply`.
+  """
+
+  def __init__(self, learning_rate: types.FloatLike | tf.Variable,
+               momentum: types.FloatLike | tf.Variable,
+               use_nesterov: bool = False, name: str | None = None):
+    """Constructs a Momentum optimizer.
+
+    Args:
+      learning_rate: The step size (>= 0) or a scalar `tf.Variable`.
+      momentum: The momentum coefficient (>= 0) or a scalar `tf.Variable`.
+      use_nesterov: Whether to use Nesterov momentum.
+      name: Name of the module.
+    """
+    super().__init__(name=name)
+    self.learning_rate = base.check_hyperparameter(
+        "Momentum", "learning_rate", learning_rate)
+    self.momentum = base.check_hyperparameter("Momentum", "momentum", momentum)
+    self.use_nesterov = base.check_bool("Momentum", "use_nesterov",
+                                        use_nesterov)
+    self.accumulated_momentum = []
+
+  @once.once
+  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
+    slots = self._slots("accumulated_momentum", parameters)
+    self._remember_parameters(parameters)
+    self.accumulated_momentum.extend(slots)
+
+  def apply(self, updates: Sequence[types.ParameterUpdate],
+            parameters: Sequence[tf.Variable]) -> None:
+    """Applies one momentum step to each (update, parameter) pair.
+
+    Args:
+      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
+        None to skip it), often gradients.
+      parameters: The variables to change; the same list on every call.
+
+    Raises:
+      ValueError: if the lists are empty or of different lengths, all updates
+        are None, an update's dtype or shape does not match its parameter, or
+        the parameters differ from those of the first call.
+      TypeError: if a parameter is not a `tf.Variable`.
+    """
+    updates, parameters = self._check_arguments(updates, parameters)
+    self._check_same_parameters(parameters)
+    self._in_cross_replica_context(self._apply_all, updates, parameters)
+
+  def _apply_all(self, updates, parameters):
+    self._initialize(parameters)
+    for update, parameter, accumulated in zip(updates, parameters,
+                                              self.accumulated_momentum):
+      if update is not None:
+        self._update(parameter, self._apply_one, update, accumulated)
+
+  def _apply_one(self, parameter, update, accumulated):
+    dtype = parameter.dtype
+    learning_rate = tf.cast(self.learning_rate, dtype)
+    mu = tf.cast(self.momentum, dtype)
+    base.apply_rule(
+        parameter, update, [accumulated],
+        lambda g, a: momentum_rule(g, learning_rate, mu, a, self.use_nesterov))

@@ -1,0 +1,129 @@
+"""RMSProp: steps divided by a running root mean square of the updates."""
+
+from typing import Sequence
+
+import tensorflow as tf
+
+from sonnet_like.core import once
+from sonnet_like.core import types
+from sonnet_like.optimizers import base
+
+
+def rmsprop_rule(g, learning_rate, decay, mu, epsilon, mom, ms, mg=None):
+  """One RMSProp step; returns (delta, new mom, new ms[, new mg])."""
+  ms = tf.square(g) * (1. - decay) + ms * decay
+  if mg is None:
+    denominator = ms + epsilon
+  else:
+    mg = g * (1. - decay) + mg * decay
+    denominator = ms - tf.square(mg) + epsilon
+  mom = mu * mom + learning_rate * g * tf.math.rsqrt(denominator)
+  return (mom, mom, ms) if mg is None else (mom, mom, ms, mg)
+
+
+class RMSProp(base.Optimizer):
+  r"""RMSProp, with optional momentum and centring.
+
+  For each parameter:
+
+      ms <- decay * ms + (1 - decay) * update ** 2
+      mom <- momentum * mom + learning_rate * update / sqrt(ms + epsilon)
+      parameter <- parameter - mom
+
+  With `centered=True` a running mean of the updates, `mg`, is kept too and
+  the denominator becomes `sqrt(ms - mg ** 2 + epsilon)` (an estimate of the
+  variance instead of the second moment). Momentum is plain, not Nesterov.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> w = tf.Variable([1.0])
+      >>> opt = snt.optimizers.RMSProp(0.01, name="rmsprop_example")
+      >>> opt.apply([tf.constant([2.0])], [w])
+      >>> w.numpy()  # 1 - 0.01 * 2 / sqrt(0.1 * 4)
+      array([0.96837723], dtype=float32)
+      >>> [v.name for v in (opt.mom[0], opt.ms[0])]
+      ['rmsprop_example/momentum/Variable:0', 'rmsprop_example/rms/Variable:0']
+
+  Attributes:
+    learning_rate: The step size.
+    decay: Decay of the running averages.
+    momentum: The momentum coefficient.
+    epsilon: Added inside the square root for stability.
+    centered: Whether the variance is estimated with `mg`.
+    mom: Momentum slots, one per parameter.
+    ms: Running mean of squared updates, one per parameter.
+    mg: Running mean of updates, one per parameter (empty unless centered).
+  """
+
+  def __init__(self, learning_rate: types.FloatLike | tf.Variable,
+               decay: types.FloatLike | tf.Variable = 0.9,
+               momentum: types.FloatLike | tf.Variable = 0.0,
+               epsilon: types.FloatLike | tf.Variable = 1e-10,
+               centered: bool = False, name: str | None = None):
+    """Constructs an RMSProp optimizer.
+
+    Args:
+      learning_rate: The step size (>= 0) or a scalar `tf.Variable`.
+      decay: Decay of the running averages, in [0, 1].
+      momentum: The momentum coefficient (>= 0).
+      epsilon: Small constant (>= 0) added inside the square root.
+      centered: Whether to normalise by the estimated variance of the
+        updates rather than by their second moment (one more slot).
+      name: Name of the module.
+    """
+    super().__init__(name=name)
+    check = base.check_hyperparameter
+    self.learning_rate = check("RMSProp", "learning_rate", learning_rate)
+    self.decay = check("RMSProp", "decay", decay, high=1.)
+    self.momentum = check("RMSProp", "momentum", momentum)
+    self.epsilon = check("RMSProp", "epsilon", epsilon)
+    self.centered = base.check_bool("RMSProp", "centered", centered)
+    self.mom = []
+    self.ms = []
+    self.mg = []
+
+  @once.once
+  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
+    mom = self._slots("momentum", parameters)
+    ms = self._slots("rms", parameters)
+    mg = self._slots("mg", parameters) if self.centered else []
+    self._remember_parameters(parameters)
+    self.mom.extend(mom)
+    self.ms.extend(ms)
+    self.mg.extend(mg)
+
+  def apply(self, updates: Sequence[types.ParameterUpdate],
+            parameters: Sequence[tf.Variable]) -> None:
+    """Applies one RMSProp step to each (update, parameter) pair.
+
+    Args:
+      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
+        None to skip it), often gradients.
+      parameters: The variables to change; the same list on every call.
+
+    Raises:
+      ValueError: if the lists are empty or of different lengths, all updates
+        are None, an update's dtype or shape does not match its parameter, or
+        the parameters differ from those of the first call.
+      TypeError: if a parameter is not a `tf.Variable`.
+    """
+    updates, parameters = self._check_arguments(updates, parameters)
+    self._check_same_parameters(parameters)
+    self._in_cross_replica_context(self._apply_all, updates, parameters)
+
+  def _apply_all(self, updates, parameters):
+    self._initialize(parameters)
+    for i, (update, parameter) in enumerate(zip(updates, parameters)):
+      if update is not None:
+        slots = [self.mom[i], self.ms[i]] + ([self.mg[i]] if self.centered
+                                             else [])
+        self._update(parameter, self._apply_one, update, *slots)
+
+  def _apply_one(self, parameter, update, *slots):
+    dtype = parameter.dtype
+    learning_rate, decay, mu, epsilon = (
+        tf.cast(x, dtype) for x in (self.learning_rate, self.decay,
+                                    self.momentum, self.epsilon))
+    base.apply_rule(
+        parameter, update, slots,
+        lambda g, *state: rmsprop_rule(g, learning_rate, decay, mu, epsilon,
+                                       *state))

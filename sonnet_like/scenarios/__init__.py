@@ -1,0 +1,27 @@
+"""Scenarios: classes that own the training loop.
+
+`Scenario` is the engine (compiled steps, hooks, checkpoints with exact
+resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets).
+"""
+
+from sonnet_like.scenarios.checkpointing import Checkpointer
+from sonnet_like.scenarios.engine import NonFiniteError
+from sonnet_like.scenarios.engine import Scenario
+from sonnet_like.scenarios.history import History
+from sonnet_like.scenarios.hooks import EarlyStopping
+from sonnet_like.scenarios.hooks import Hook
+from sonnet_like.scenarios.progress import ProgressBar
+from sonnet_like.scenarios.supervised import Supervised
+from sonnet_like.scenarios.tensorboard import TensorBoard
+
+__all__ = [
+    "Checkpointer",
+    "EarlyStopping",
+    "History",
+    "Hook",
+    "NonFiniteError",
+    "ProgressBar",
+    "Scenario",
+    "Supervised",
+    "TensorBoard",
+]

@@ -1,0 +1,157 @@
+"""The traced side of the engine: the guarded update and the compiled call.
+
+`apply_update` is what a train step calls to change weights: it all-reduces
+gradients across replicas, checks them (and the loss) for NaN/Inf, clips them
+by global norm and applies them with either kind of optimizer. Its finiteness
+verdict is recorded so the engine can stop or skip exactly at that step.
+`make_train_function` wraps a scenario's replica step into one `tf.function`
+that runs up to K steps per call in a `tf.while_loop`.
+"""
+
+from typing import Any, Callable, Sequence
+
+import tensorflow as tf
+
+NOT_AN_OPTIMIZER_ERROR = (
+    "{owner}: optimizer must have apply_gradients(grads_and_vars) (Keras) or "
+    "apply(updates, parameters) (sonnet_like / Sonnet), got {value!r}.")
+
+
+class FiniteRecorder:
+  """Collects, while a step is traced, the finiteness flags of its updates."""
+
+  def __init__(self):
+    self._flags: list[tf.Tensor] | None = None
+
+  def start(self) -> None:
+    self._flags = []
+
+  def record(self, ok: tf.Tensor) -> None:
+    if self._flags is not None:
+      self._flags.append(ok)
+
+  def finish(self) -> tf.Tensor:
+    flags, self._flags = self._flags or [], None
+    ok = tf.constant(True)
+    for flag in flags:
+      ok = tf.logical_and(ok, flag)
+    return ok
+
+
+def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
+  """A scalar bool: every element of every tensor is finite."""
+  ok = tf.constant(True)
+  for t in tensors:
+    if t is not None and t.dtype.is_floating:
+      ok = tf.logical_and(ok, tf.reduce_all(tf.math.is_finite(t)))
+  return ok
+
+
+def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
+                       variables: Sequence[tf.Variable]) -> None:
+  """Applies `grads` with a Keras (`apply_gradients`) or Sonnet optimizer."""
+  if hasattr(optimizer, "apply_gradients"):
+    optimizer.apply_gradients(zip(grads, variables))
+  elif hasattr(optimizer, "apply"):
+    optimizer.apply(list(grads), list(variables))
+  else:
+    raise TypeError(NOT_AN_OPTIMIZER_ERROR.format(owner="Scenario",
+                                                  value=optimizer))
+
+
+def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
+                 variables: Sequence[tf.Variable], *,
+                 loss: tf.Tensor | None = None,
+                 clip_norm: float | None = None,
+                 recorder: FiniteRecorder | None = None) -> tf.Tensor:
+  """Guarded optimizer step, to be called in replica context.
+
+  Args:
+    optimizer: A Keras optimizer or a sonnet_like/Sonnet optimizer.
+    grads: Gradients of this replica's (globally scaled) loss; None entries
+      are dropped with their variables.
+    variables: The variables the gradients belong to.
+    loss: This replica's loss, included in the NaN/Inf check.
+    clip_norm: Clip the (all-reduced) gradients to this global norm.
+    recorder: Where to record the finiteness verdict.
+
+  Returns:
+    A scalar bool tensor, True when the update was finite and applied.
+  """
+  pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
+  if not pairs:
+    raise ValueError("Scenario: no variable received a gradient; check that "
+                     "the loss depends on the variables passed to the update.")
+  grads = [tf.convert_to_tensor(g) for g, _ in pairs]
+  variables = [v for _, v in pairs]
+  strategy = tf.distribute.get_strategy()
+  replicas = strategy.num_replicas_in_sync
+  checked = list(grads)
+  if replicas > 1:
+    context = tf.distribute.get_replica_context()
+    grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+    checked = list(grads)
+    if loss is not None:
+      checked.append(context.all_reduce(tf.distribute.ReduceOp.SUM, loss))
+  elif loss is not None:
+    checked.append(loss)
+  ok = all_finite(checked)
+  if recorder is not None:
+    recorder.record(ok)
+  if clip_norm is not None:
+    grads, _ = tf.clip_by_global_norm(grads, clip_norm)
+
+  if replicas > 1:
+    # A synchronisation point (the optimizer's merge_call) cannot sit inside
+    # tf.cond, so a non-finite update is zeroed instead of dropped.
+    grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
+    if hasattr(optimizer, "apply_gradients"):
+      # Keras sums the gradients over replicas again: hand it the share.
+      grads = [g / replicas for g in grads]
+    apply_to_optimizer(optimizer, grads, variables)
+    return ok
+
+  def apply():
+    apply_to_optimizer(optimizer, grads, variables)
+    return tf.constant(True)
+
+  tf.cond(ok, apply, lambda: tf.constant(False))
+  return ok
+
+
+def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
+                        stop_on_nonfinite: bool) -> Callable[[tf.Tensor], Any]:
+  """Compiles `one_step` into a function running `n` steps per call.
+
+  Args:
+    one_step: Runs one step in cross-replica context and returns
+      `(logs, finite)`; it advances the step counter itself.
+    stop_on_nonfinite: Leave the loop at the first non-finite step.
+
+  Returns:
+    `train_function(n)`: a `tf.function` of a scalar int32 tensor `n`
+    returning the last step's logs and whether every step was finite. `n` is a
+    tensor, so changing it never retraces.
+  """
+
+  @tf.function(autograph=False)
+  def train_function(n: tf.Tensor):
+    logs, finite = one_step()
+
+    def keep_going(i, finite, logs):
+      del logs
+      going = i < n
+      if stop_on_nonfinite:
+        going = tf.logical_and(going, finite)
+      return going
+
+    def body(i, finite, logs):
+      del logs
+      new_logs, step_finite = one_step()
+      return i + 1, tf.logical_and(finite, step_finite), new_logs
+
+    _, finite, logs = tf.while_loop(keep_going, body,
+                                    (tf.constant(1), finite, logs))
+    return logs, finite
+
+  return train_function

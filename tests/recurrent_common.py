@@ -1,0 +1,49 @@
+"""Shared helpers of the recurrent tests: NumPy step references, Sonnet."""
+
+import numpy as np
+import tensorflow as tf
+
+
+def sigmoid(x):
+  return 1. / (1. + np.exp(-x))
+
+
+def np_lstm_step(x, h, c, w_i, w_h, b, projection=None):
+  """One LSTM step in NumPy; gates in the order i, f, g, o."""
+  i, f, g, o = np.split(x @ w_i + h @ w_h + b, 4, axis=-1)
+  c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+  h = sigmoid(o) * np.tanh(c)
+  if projection is not None:
+    h = h @ projection
+  return h, c
+
+
+def random(shape, seed=0, dtype=np.float32):
+  return np.random.default_rng(seed).normal(size=shape).astype(dtype)
+
+
+def copy_variables(source, target):
+  """Assigns `source`'s variables to `target`'s, matched by relative name.
+
+  Names are compared without the modules' own scope (`lstm/w_i:0` and
+  `my_lstm/w_i:0` match), so a Sonnet module can feed one of ours.
+  """
+  def relative(module, v):
+    return v.name[len(module.name) + 1:]
+  values = {relative(source, v): v for v in source.variables}
+  targets = {relative(target, v): v for v in target.variables}
+  assert sorted(values) == sorted(targets), (sorted(values), sorted(targets))
+  for name, v in targets.items():
+    v.assign(values[name])
+
+
+def sonnet():
+  """dm-sonnet, or a skip if it is not installed."""
+  import pytest  # pylint: disable=g-import-not-at-top
+  return pytest.importorskip("sonnet")
+
+
+def assert_close(a, b, **kw):
+  tf.nest.map_structure(
+      lambda x, y: np.testing.assert_allclose(np.asarray(x), np.asarray(y),
+                                              **kw), a, b)

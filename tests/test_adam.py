@@ -1,0 +1,116 @@
+"""Tests for sonnet_like/optimizers/adam.py (shared: optimizer_common)."""
+
+import keras
+import numpy as np
+import pytest
+import sonnet as reference
+import tensorflow as tf
+
+import sonnet_like as snt
+from tests import optimizer_common
+from tests.optimizer_common import *  # pylint: disable=wildcard-import,unused-wildcard-import
+
+LEARNING_RATE, BETA1, BETA2, EPSILON = 0.01, 0.8, 0.95, 1e-7
+
+
+def numpy_adam(params, grads_per_step, epsilon=EPSILON):
+  """Algorithm 1 of Kingma & Ba (epsilon added to sqrt(v_hat))."""
+  params = [p.astype(np.float64) for p in params]
+  m = [np.zeros_like(p) for p in params]
+  v = [np.zeros_like(p) for p in params]
+  for t, grads in enumerate(grads_per_step, start=1):
+    for i, g in enumerate(grads):
+      m[i] = BETA1 * m[i] + (1 - BETA1) * g
+      v[i] = BETA2 * v[i] + (1 - BETA2) * g**2
+      m_hat, v_hat = m[i] / (1 - BETA1**t), v[i] / (1 - BETA2**t)
+      params[i] = params[i] - LEARNING_RATE * m_hat / (np.sqrt(v_hat) +
+                                                       epsilon)
+  return params
+
+
+@pytest.fixture
+def case():
+  return optimizer_common.Case(
+      make=lambda: snt.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, EPSILON),
+      numpy_rule=numpy_adam,
+      sonnet=lambda: reference.optimizers.Adam(LEARNING_RATE, BETA1, BETA2,
+                                               EPSILON),
+      # Keras adds epsilon to sqrt(v) rather than sqrt(v_hat), a difference
+      # that this small epsilon hides (see the tests below).
+      keras=lambda: keras.optimizers.Adam(LEARNING_RATE, BETA1, BETA2,
+                                          EPSILON))
+
+
+def test_epsilon_placement_differs_from_keras_only_through_bias_correction():
+  params, grads = optimizer_common._values()  # pylint: disable=protected-access
+  keras_optimizer = keras.optimizers.Adam(LEARNING_RATE, BETA1, BETA2,
+                                          epsilon=0.)
+  keras_result = optimizer_common._run(  # pylint: disable=protected-access
+      lambda g, p: keras_optimizer.apply_gradients(zip(g, p)), params, grads)
+  ours = optimizer_common._run(  # pylint: disable=protected-access
+      snt.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, 0.).apply, params,
+      grads)
+  for a, b in zip(ours, keras_result):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  for a, b in zip(ours, numpy_adam(params, grads, epsilon=0.)):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_large_epsilon_is_added_to_sqrt_v_hat():
+  params, grads = optimizer_common._values()  # pylint: disable=protected-access
+  ours = optimizer_common._run(  # pylint: disable=protected-access
+      snt.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, 0.1).apply, params,
+      grads)
+  for a, b in zip(ours, numpy_adam(params, grads, epsilon=0.1)):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  keras_optimizer = keras.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, 0.1)
+  keras_result = optimizer_common._run(  # pylint: disable=protected-access
+      lambda g, p: keras_optimizer.apply_gradients(zip(g, p)), params, grads)
+  assert not np.allclose(ours[0], keras_result[0], rtol=1e-4, atol=0)
+
+
+def test_defaults_match_the_paper():
+  opt = snt.optimizers.Adam()
+  assert (opt.learning_rate, opt.beta1, opt.beta2, opt.epsilon) == (
+      0.001, 0.9, 0.999, 1e-8)
+
+
+def test_step_counts_applies_and_is_created_lazily():
+  opt = snt.optimizers.Adam(name="counting")
+  assert opt.step is None and opt.variables == ()  # pylint: disable=g-explicit-bool-comparison
+  w = tf.Variable([1.])
+  for _ in range(3):
+    opt.apply([tf.constant([1.])], [w])
+  assert opt.step.dtype == tf.int64 and int(opt.step) == 3
+  assert opt.step.name == "counting/t:0"
+  assert [v.name for v in opt.m + opt.v] == [
+      "counting/m/Variable:0", "counting/v/Variable:0"]
+
+
+def test_restores_a_dm_sonnet_checkpoint(tmp_path):
+  params, grads = optimizer_common._values()  # pylint: disable=protected-access
+  theirs = reference.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, EPSILON)
+  their_vars = [tf.Variable(p) for p in params]
+  for g in grads[:2]:
+    theirs.apply([tf.constant(x) for x in g], their_vars)
+  path = tf.train.Checkpoint(opt=theirs).save(str(tmp_path / "ckpt"))
+  ours = snt.optimizers.Adam(LEARNING_RATE, BETA1, BETA2, EPSILON)
+  our_vars = [tf.Variable(v) for v in their_vars]
+  status = tf.train.Checkpoint(opt=ours).restore(path)
+  for g in grads[2:]:
+    theirs.apply([tf.constant(x) for x in g], their_vars)
+    ours.apply([tf.constant(x) for x in g], our_vars)
+  status.assert_consumed()
+  for a, b in zip(our_vars, their_vars):
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(learning_rate=-1.), r"Adam: learning_rate must be >= 0, got -1.0\."),
+    (dict(beta1=1.), r"Adam: beta1 must be in \[0, 1\), got 1.0\."),
+    (dict(beta2=-0.1), r"Adam: beta2 must be in \[0, 1\), got -0.1\."),
+    (dict(epsilon=-1e-8), r"Adam: epsilon must be >= 0, got -1e-08\."),
+])
+def test_bad_constructor_arguments(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    snt.optimizers.Adam(**kwargs)

@@ -1,0 +1,184 @@
+"""Scenarios under tf.distribute: two logical CPUs and two worker processes."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+
+def _data(n=64, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(n, 5)).astype(np.float32)
+  y = (x[:, 0] + x[:, 1] > 0).astype(np.int32)
+  return x, y
+
+
+def _loss(logits, labels):
+  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+
+class _MLP(snt.Module):
+
+  def __init__(self, name=None):
+    super().__init__(name=name)
+    self.hidden = snt.Linear(8, name="hidden")
+    self.out = snt.Linear(2, name="out")
+
+  def __call__(self, x):
+    return self.out(tf.nn.relu(self.hidden(x)))
+
+
+def _train(strategy, optimizer_fn, steps=20, k=1, **kwargs):
+  strategy = strategy or tf.distribute.get_strategy()
+  with strategy.scope():
+    tf.random.set_seed(3)
+    model = _MLP(name="mlp")
+    model(tf.zeros([1, 5]))
+    optimizer = optimizer_fn()
+  train = snt.scenarios.Supervised(
+      num_steps=steps, batch_size=16, steps_per_call=k, progress=False,
+      strategy=strategy if strategy is not tf.distribute.get_strategy()
+      else None, shuffle=False, **kwargs)
+  history = train(model, optimizer, _loss, _data())
+  values = [np.concatenate([np.ravel(x) for x in
+                            strategy.experimental_local_results(v)])
+            for v in model.trainable_variables]
+  return values, history, model, strategy
+
+
+def _mirrored():
+  devices = tf.config.list_logical_devices("CPU")
+  if len(devices) < 2:
+    pytest.skip("needs two logical CPUs (see conftest.py)")
+  return tf.distribute.MirroredStrategy([d.name for d in devices[:2]])
+
+
+@pytest.mark.parametrize("optimizer_fn", [
+    lambda: keras.optimizers.SGD(0.3),
+    lambda: keras.optimizers.Adam(0.01),
+], ids=["keras_sgd", "keras_adam"])
+@pytest.mark.parametrize("k", [1, 4])
+def test_mirrored_matches_one_device(optimizer_fn, k):
+  single, single_history, _, _ = _train(None, optimizer_fn, k=k)
+  mirrored, mirrored_history, model, strategy = _train(_mirrored(),
+                                                       optimizer_fn, k=k)
+  for one, both in zip(single, mirrored):
+    half = len(both) // 2
+    # Both replicas hold the same weights, equal to the one-device run.
+    np.testing.assert_array_equal(both[:half], both[half:])
+    np.testing.assert_allclose(both[:half], one, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(mirrored_history.train["loss"],
+                             single_history.train["loss"], rtol=1e-5)
+  assert isinstance(model.out.w, tf.distribute.DistributedValues)
+  assert strategy.num_replicas_in_sync == 2
+
+
+def test_mirrored_checkpoint_resume(tmp_path):
+  strategy = _mirrored()
+  whole, _, _, _ = _train(strategy, lambda: keras.optimizers.Adam(0.01),
+                          steps=12, save_dir=str(tmp_path / "a"),
+                          save_every=4)
+  _train(strategy, lambda: keras.optimizers.Adam(0.01), steps=8,
+         save_dir=str(tmp_path / "b"), save_every=4)
+  resumed, history, _, _ = _train(strategy,
+                                  lambda: keras.optimizers.Adam(0.01),
+                                  steps=12, save_dir=str(tmp_path / "b"),
+                                  save_every=4)
+  for a, b in zip(whole, resumed):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+  assert history.train["step"][-1] == 12
+
+
+def test_mirrored_skip_policy_zeroes_a_bad_update():
+  strategy = _mirrored()
+  x, y = _data()
+  x[16:32] = np.nan  # The second global batch is poisoned.
+  with strategy.scope():
+    tf.random.set_seed(3)
+    model = _MLP(name="mlp")
+    model(tf.zeros([1, 5]))
+    optimizer = keras.optimizers.SGD(0.3)
+  train = snt.scenarios.Supervised(num_steps=4, batch_size=16,
+                                   progress=False, strategy=strategy,
+                                   shuffle=False, on_nonfinite="skip")
+  train(model, optimizer, _loss, (x, y))
+  assert train.skipped_steps == 1
+  for v in model.trainable_variables:
+    assert np.all(np.isfinite(strategy.experimental_local_results(v)[0]))
+
+
+_WORKER = textwrap.dedent("""
+    import json, os, sys
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import numpy as np, tensorflow as tf, keras
+    sys.path.insert(0, {root!r})
+    import sonnet_like as snt
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 5)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+    with strategy.scope():
+      tf.random.set_seed(1)
+      model = snt.Linear(2, name="linear")
+      model(tf.zeros([1, 5]))
+      optimizer = keras.optimizers.SGD(0.2)
+    loss = lambda o, t: tf.nn.sparse_softmax_cross_entropy_with_logits(t, o)
+    train = snt.scenarios.Supervised(
+        num_steps=6, batch_size=16, steps_per_call=2, save_every=2,
+        save_dir={save_dir!r}, progress=False, strategy=strategy)
+    train(model, optimizer, loss, (x, y), eval_data=(x, y))
+    w = strategy.experimental_local_results(model.w)[0].numpy()
+    print("RESULT", json.dumps({{"step": train.step,
+                                 "chief": train.is_chief,
+                                 "w": w.ravel().tolist()}}))
+""")
+
+
+def _free_ports(n):
+  sockets = [socket.socket() for _ in range(n)]
+  for s in sockets:
+    s.bind(("127.0.0.1", 0))
+  ports = [s.getsockname()[1] for s in sockets]
+  for s in sockets:
+    s.close()
+  return ports
+
+
+def test_multi_worker_trains_and_chief_checkpoints(tmp_path):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  save_dir = str(tmp_path / "run")
+  script = tmp_path / "worker.py"
+  script.write_text(_WORKER.format(root=root, save_dir=save_dir))
+  ports = _free_ports(2)
+  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+  processes = []
+  for index in range(2):
+    env = dict(os.environ, TF_CONFIG=json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": index}}))
+    processes.append(subprocess.Popen(
+        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True))
+  results = []
+  for process in processes:
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-3000:]
+    line = [l for l in out.splitlines() if l.startswith("RESULT")][-1]
+    results.append(json.loads(line.split(" ", 1)[1]))
+  assert [r["chief"] for r in results] == [True, False]
+  assert all(r["step"] == 6 for r in results)
+  np.testing.assert_array_equal(results[0]["w"], results[1]["w"])
+  state = tf.train.get_checkpoint_state(save_dir)
+  assert os.path.basename(state.model_checkpoint_path) == "ckpt-6"
+  assert not os.path.exists(os.path.join(save_dir, ".scratch", "worker_1"))
+  reader = tf.train.load_checkpoint(state.model_checkpoint_path)
+  assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == 6
+  assert os.path.exists(os.path.join(save_dir, "history.json"))
