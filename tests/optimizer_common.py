@@ -295,6 +295,26 @@ def test_mirrored_strategy_matches_single_device(case, compiled, sparse):
     np.testing.assert_array_equal(copies[0], copies[-1])
 
 
+def test_cross_replica_apply_under_strategy_scope(case):
+  if not case.distribute:
+    pytest.skip("tf.distribute is tested on another configuration.")
+  strategy = _mirrored_strategy()
+  grads = [tf.constant([1., -1.]), tf.constant([0.5, 2.])]
+  with strategy.scope():
+    w = tf.Variable([1., 2.])
+    opt = case.make()
+    for g in grads:  # Plain tensors, then per-replica values.
+      opt.apply([g], [w])
+    opt.apply([strategy.experimental_distribute_values_from_function(
+        lambda _: tf.constant([3., 3.]))], [w])
+  expected = tf.Variable([1., 2.])
+  single = case.make()
+  for g in grads + [tf.constant([3., 3.])]:
+    single.apply([g], [expected])
+  for copy in strategy.experimental_local_results(w):
+    np.testing.assert_allclose(copy.numpy(), expected.numpy(), rtol=1e-6)
+
+
 def test_parameters_outside_strategy_scope(case):
   strategy = _mirrored_strategy()
   w = tf.Variable([1.])
@@ -353,7 +373,8 @@ def test_parameter_not_a_variable(case):
 
 
 def test_parameters_changed_after_slots_were_created(case):
-  a, b = tf.Variable(tf.ones([2]), name="a"), tf.Variable(tf.ones([3]), name="b")
+  a = tf.Variable(tf.ones([2]), name="a")
+  b = tf.Variable(tf.ones([3]), name="b")
   opt = case.make()
   opt.apply([tf.ones([2])], [a])
   if not case.stateful:  # Nothing is kept per parameter: any list is fine.

@@ -7,8 +7,12 @@ with `modes(valid_types)` run in it when it is one of their valid types:
 - their first call (per instance, for methods) runs in full precision, so
   variables are created in float32;
 - later calls cast floating-point tensor arguments, and every floating-point
-  variable a module reads, to the compute dtype, and cast floating-point
-  outputs back to float32.
+  variable a module reads, to the compute dtype, and return their outputs in
+  the compute dtype.
+
+Unlike Sonnet 2.0.2, which casts outputs back to float32, outputs stay in the
+compute dtype (so a stack of decorated modules does not round-trip through
+float32 between layers); cast the final output, e.g. before the loss.
 
 Nothing is cast unless a `modes` decorator asks for it: `enable` alone changes
 no module.
@@ -94,7 +98,7 @@ def _cast_call(fn: Callable[..., Any], dtype: tf.DType, args: tuple,
       outputs = fn(*args, **kwargs)
   finally:
     stack.pop()
-  return _cast(outputs, tf.float32)
+  return outputs
 
 
 class _Decorated:
@@ -164,7 +168,7 @@ def modes(valid_types: Collection[tf.DType]
       ...   y = layer(x)  # First call: float32, creates float32 variables.
       ...   y = layer(x)  # Then: matmul and add in float16.
       >>> layer.w.dtype.name, y.dtype.name
-      ('float32', 'float32')
+      ('float32', 'float16')
 
   Works on functions, on methods (in a class body, or assigned to a class or
   an instance), and on callable objects.

@@ -38,3 +38,9 @@ def restore(scope: str, saved: dict[str, set[str]]) -> None:
         _taken[key] = set(saved[key])
       else:
         del _taken[key]
+
+
+def clear() -> None:
+  """Forgets every name handed out, as in a fresh process (for tests)."""
+  with _lock:
+    _taken.clear()

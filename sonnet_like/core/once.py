@@ -143,8 +143,8 @@ def _check_no_output(output: Any, fn: Callable[..., Any]) -> None:
         "function runs only on the first call, so it must return None.")
 
 
-def once(fn: Callable[..., None]) -> Callable[..., None]:
-  """Runs `fn` once; as a method, once per instance.
+def once(f: Callable[..., None]) -> Callable[..., None]:
+  """Runs `f` once; as a method, once per instance.
 
       >>> import sonnet_like as snt
       >>> class Greeter:
@@ -156,16 +156,16 @@ def once(fn: Callable[..., None]) -> Callable[..., None]:
       hello
       >>> g.greet()
 
-  If `fn` raises, nothing it set on the instance is kept and the next call
+  If `f` raises, nothing it set on the instance is kept and the next call
   runs it again.
 
   Args:
-    fn: The function or method to wrap. It must return None.
+    f: The function or method to wrap. It must return None.
 
   Returns:
     The wrapped function.
   """
-  return _Once(fn)
+  return _Once(f)
 
 
 def is_once(obj: Any) -> bool:

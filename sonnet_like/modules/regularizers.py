@@ -75,7 +75,8 @@ class L1(_Scaled):
   """`scale * sum(|t|)` over all entries of all tensors.
 
       >>> import sonnet_like as snt, tensorflow as tf
-      >>> round(float(snt.regularizers.L1(0.1)([tf.constant([1., -2., 3.])])), 5)
+      >>> l1 = snt.regularizers.L1(0.1)
+      >>> round(float(l1([tf.constant([1.0, -2.0, 3.0])])), 5)
       0.6
   """
 
@@ -87,7 +88,8 @@ class L2(_Scaled):
   """`scale * sum(t ** 2)` over all entries (no factor of 1/2).
 
       >>> import sonnet_like as snt, tensorflow as tf
-      >>> round(float(snt.regularizers.L2(0.1)([tf.constant([1., -2., 3.])])), 5)
+      >>> l2 = snt.regularizers.L2(0.1)
+      >>> round(float(l2([tf.constant([1.0, -2.0, 3.0])])), 5)
       1.4
   """
 

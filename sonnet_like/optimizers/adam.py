@@ -19,7 +19,7 @@ def adam_rule(g, learning_rate, beta1, beta2, epsilon, t, m, v):
 
 
 class Adam(base.Optimizer):
-  r"""Adam: a step scaled by bias-corrected moment estimates.
+  """Adam: a step scaled by bias-corrected moment estimates.
 
   For each parameter, at step `t` (counted from 1):
 
@@ -37,8 +37,11 @@ class Adam(base.Optimizer):
       >>> opt.apply([tf.constant([3.0, -0.5])], [w])
       >>> w.numpy()  # The first step moves each entry by ~learning_rate.
       array([0.9, 2.1], dtype=float32)
-      >>> [v.name for v in (opt.step, opt.m[0], opt.v[0])]
-      ['adam_example/t:0', 'adam_example/m/Variable:0', 'adam_example/v/Variable:0']
+      >>> for v in (opt.step, opt.m[0], opt.v[0]):
+      ...   print(v.name)
+      adam_example/t:0
+      adam_example/m/Variable:0
+      adam_example/v/Variable:0
 
   Attributes:
     learning_rate: The step size (alpha in the paper).

@@ -20,13 +20,16 @@ def momentum_rule(update, learning_rate, mu, accumulated, use_nesterov):
 
 
 class Momentum(base.Optimizer):
-  r"""SGD with momentum.
+  """SGD with momentum.
 
   For each parameter, with `a` its accumulated momentum (zero at first):
 
       a <- momentum * a + update
-      parameter <- parameter - learning_rate * a                     # default
-      parameter <- parameter - learning_rate * (momentum * a + update)  # Nesterov
+      parameter <- parameter - learning_rate * a
+
+  With `use_nesterov=True` the parameter step looks ahead instead:
+
+      parameter <- parameter - learning_rate * (momentum * a + update)
 
       >>> import sonnet_like as snt, tensorflow as tf
       >>> w = tf.Variable([1.0])

@@ -22,7 +22,7 @@ def rmsprop_rule(g, learning_rate, decay, mu, epsilon, mom, ms, mg=None):
 
 
 class RMSProp(base.Optimizer):
-  r"""RMSProp, with optional momentum and centring.
+  """RMSProp, with optional momentum and centring.
 
   For each parameter:
 

@@ -40,10 +40,11 @@ def readable(path: str) -> bool:
   """Whether every variable of the checkpoint at `path` can be read."""
   try:
     reader = tf.train.load_checkpoint(path)
-    for name in reader.get_variable_to_shape_map():
-      reader.get_tensor(name)
+    for name, dtype in reader.get_variable_to_dtype_map().items():
+      if dtype != tf.variant:  # Iterator states; checked by the restore.
+        reader.get_tensor(name)
     return True
-  except (tf.errors.OpError, ValueError):
+  except Exception:  # The reader raises OpError, IndexError, ...  # pylint: disable=broad-except
     return False
 
 
@@ -73,6 +74,7 @@ class Checkpointer:
       candidates = list(self.manager.checkpoints)
     for path in reversed(candidates):
       if readable(path):
+        # A readable checkpoint that does not fit (another model) raises.
         self.checkpoint.restore(path).expect_partial()
         return path
       tf.get_logger().warning("Checkpoint %s is unreadable; trying an older "

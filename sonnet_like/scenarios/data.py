@@ -42,9 +42,9 @@ def training_dataset(data: Data, batch_size: int, seed: int,
                      shuffle: bool = True) -> tf.data.Dataset:
   """An endless dataset of global batches, deterministic for a seed.
 
-  Arrays are shuffled (reshuffled every epoch from `seed`) and cut into
-  `batch_size` batches (a short last batch is dropped so every step sees the
-  same shape). A dataset is taken as already batched and only repeated.
+  Arrays are shuffled (reshuffled every epoch from `seed`), repeated and cut
+  into `batch_size` batches, so every step sees a full batch (a batch may
+  span two epochs). A dataset is taken as already batched and only repeated.
   """
   if isinstance(data, tf.data.Dataset):
     return data.repeat()

@@ -236,10 +236,8 @@ class Scenario:
 
   def _guarded_step(self, *inputs):
     self._recorder.start()
-    try:
-      logs = dict(self.train_step(*inputs))
-    finally:
-      finite = self._recorder.finish()
+    logs = dict(self.train_step(*inputs))
+    finite = self._recorder.finish()
     if "loss" in logs:
       finite = tf.logical_and(finite, step_lib.all_finite([logs["loss"]]))
     return logs, 1.0 - tf.cast(finite, tf.float32)
@@ -316,6 +314,7 @@ class Scenario:
       self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                   name="skipped")
       self.rng = tf.random.Generator.from_seed(self.seed)
+      self._recorder.create()
       self.build()
       hooks = self._make_hooks()
       checkpointer = None
@@ -333,12 +332,11 @@ class Scenario:
         if restored:
           self.history.load(self.save_dir, self.step)
           reason = self.history.stop_reason
-          if self.step >= self.num_steps or (
-              reason and reason not in signals.EXIT_CODES):
+          if self.step >= self.num_steps or reason.startswith("early stop"):
             self._say(DONE_MESSAGE.format(
                 owner=owner, save_dir=self.save_dir, step=self.step,
                 num_steps=self.num_steps,
-                reason=f"; {reason}" if reason and reason != "done" else ""))
+                reason=f"; {reason}" if reason.startswith("early") else ""))
             return self.history
           self._say(f"{owner}: resuming from {restored} at step {self.step}.")
         self.history.stop_reason = ""

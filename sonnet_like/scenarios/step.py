@@ -18,24 +18,31 @@ NOT_AN_OPTIMIZER_ERROR = (
 
 
 class FiniteRecorder:
-  """Collects, while a step is traced, the finiteness flags of its updates."""
+  """Counts, inside a traced step, the non-finite updates of this replica.
+
+  A variable rather than a list of tensors, so that updates made inside
+  `tf.range` loops or `tf.cond` branches of a step are counted too.
+  """
 
   def __init__(self):
-    self._flags: list[tf.Tensor] | None = None
+    self._count: tf.Variable | None = None
+
+  def create(self) -> None:
+    """Creates the counter; call in the strategy scope."""
+    self._count = tf.Variable(
+        0.0, trainable=False, name="nonfinite_updates",
+        synchronization=tf.VariableSynchronization.ON_READ,
+        aggregation=tf.VariableAggregation.SUM)
 
   def start(self) -> None:
-    self._flags = []
+    self._count.assign(0.0)
 
   def record(self, ok: tf.Tensor) -> None:
-    if self._flags is not None:
-      self._flags.append(ok)
+    if self._count is not None:
+      self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
   def finish(self) -> tf.Tensor:
-    flags, self._flags = self._flags or [], None
-    ok = tf.constant(True)
-    for flag in flags:
-      ok = tf.logical_and(ok, flag)
-    return ok
+    return tf.equal(self._count.read_value(), 0.0)
 
 
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
@@ -134,7 +141,7 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
     tensor, so changing it never retraces.
   """
 
-  @tf.function(autograph=False)
+  @tf.function
   def train_function(n: tf.Tensor):
     logs, finite = one_step()
 

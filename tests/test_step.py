@@ -1,0 +1,118 @@
+"""apply_update (clipping, NaN guard, both optimizer kinds) and the K-step
+compiled function."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from sonnet_like.scenarios import step
+
+
+class _PlainSGD:
+  """The Sonnet optimizer protocol: apply(updates, parameters)."""
+
+  def __init__(self, lr):
+    self.lr = lr
+
+  def apply(self, updates, parameters):
+    for u, p in zip(updates, parameters):
+      p.assign_sub(self.lr * u)
+
+
+def _apply(optimizer, grads, **kwargs):
+  v = [tf.Variable([1.0, 2.0]), tf.Variable([[3.0]])]
+  recorder = step.FiniteRecorder()
+  recorder.create()
+
+  @tf.function
+  def run():
+    recorder.start()
+    ok = step.apply_update(optimizer, [tf.constant(g) if g is not None
+                                       else None for g in grads], v,
+                           recorder=recorder, **kwargs)
+    return ok, recorder.finish()
+
+  ok, recorded = run()
+  return [x.numpy() for x in v], bool(ok), bool(recorded)
+
+
+@pytest.mark.parametrize("make", [lambda: keras.optimizers.SGD(0.5),
+                                  lambda: _PlainSGD(0.5)],
+                         ids=["keras", "apply_protocol"])
+def test_update_matches_sgd(make):
+  values, ok, recorded = _apply(make(), [[1.0, -2.0], [[4.0]]])
+  np.testing.assert_allclose(values[0], [0.5, 3.0])
+  np.testing.assert_allclose(values[1], [[1.0]])
+  assert ok and recorded
+
+
+def test_sonnet_optimizer_side_by_side():
+  snt2 = pytest.importorskip("sonnet")
+  grads = [[1.0, -2.0], [[4.0]]]
+  ours, _, _ = _apply(snt2.optimizers.Adam(0.1), grads)
+  keras_values, _, _ = _apply(keras.optimizers.Adam(0.1, epsilon=1e-8), grads)
+  for a, b in zip(ours, keras_values):
+    np.testing.assert_allclose(a, b, rtol=1e-5)
+
+
+def test_clip_by_global_norm_matches_tensorflow():
+  grads = [np.array([3.0, 4.0], np.float32), np.array([[12.0]], np.float32)]
+  clipped, _ = tf.clip_by_global_norm([tf.constant(g) for g in grads], 2.0)
+  values, _, _ = _apply(_PlainSGD(1.0), grads, clip_norm=2.0)
+  np.testing.assert_allclose(values[0], [1.0, 2.0] - clipped[0].numpy(),
+                             rtol=1e-6)
+  np.testing.assert_allclose(values[1], [[3.0]] - clipped[1].numpy(),
+                             rtol=1e-6)
+
+
+@pytest.mark.parametrize("grads, loss", [
+    ([[np.nan, 0.0], [[1.0]]], None),
+    ([[1.0, 0.0], [[np.inf]]], None),
+    ([[1.0, 0.0], [[1.0]]], np.nan),
+])
+def test_nonfinite_update_is_not_applied(grads, loss):
+  kwargs = {} if loss is None else {"loss": tf.constant(loss, tf.float32)}
+  values, ok, recorded = _apply(keras.optimizers.Adam(0.1), grads, **kwargs)
+  np.testing.assert_array_equal(values[0], [1.0, 2.0])
+  np.testing.assert_array_equal(values[1], [[3.0]])
+  assert not ok and not recorded
+
+
+def test_none_gradients_are_dropped():
+  values, ok, _ = _apply(_PlainSGD(1.0), [[1.0, 1.0], None])
+  np.testing.assert_allclose(values[0], [0.0, 1.0])
+  np.testing.assert_array_equal(values[1], [[3.0]])
+  assert ok
+
+
+def test_all_none_gradients_is_an_error():
+  with pytest.raises(ValueError, match="no variable received a gradient"):
+    _apply(_PlainSGD(1.0), [None, None])
+
+
+def test_not_an_optimizer():
+  with pytest.raises(TypeError, match="optimizer must have apply_gradients"):
+    _apply(object(), [[1.0, 1.0], [[1.0]]])
+
+
+def test_train_function_runs_n_steps_and_stops_on_nonfinite():
+  counter = tf.Variable(0)
+  values = tf.constant([1.0, 2.0, np.nan, 4.0])
+
+  def one_step():
+    value = values[counter % 4]
+    finite = tf.math.is_finite(value)
+    counter.assign_add(1)
+    return {"value": value}, finite
+
+  for stop, expected in [(True, 3), (False, 4)]:
+    counter.assign(0)
+    function = step.make_train_function(one_step, stop_on_nonfinite=stop)
+    logs, finite = function(tf.constant(4))
+    assert counter.numpy() == expected and not bool(finite)
+    counter.assign(0)
+    logs, finite = function(tf.constant(2))
+    assert counter.numpy() == 2 and bool(finite)
+    assert logs["value"].numpy() == 2.0
+    assert function.experimental_get_tracing_count() == 1
