@@ -17,9 +17,25 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+import _digits  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from examples import _digits  # pylint: disable=g-import-not-at-top
+
+
+class ShiftedDigits(snt.scenarios.Supervised):
+  """Supervised training on randomly shifted images (+-1 pixel).
+
+  The shifts come from `self.rng`, the scenario's checkpointed generator, so
+  a resumed run draws the same shifts as an uninterrupted one.
+  """
+
+  def train_step(self, inputs, targets):
+    padded = tf.pad(inputs, [[0, 0], [1, 1], [1, 1], [0, 0]])
+    offset = self.rng.uniform([2], 0, 3, dtype=tf.int32)
+    size = tf.shape(inputs)
+    shifted = tf.slice(padded, [0, offset[0], offset[1], 0], size)
+    return super().train_step(shifted, targets)
 
 
 def conv_net() -> snt.Module:
@@ -72,7 +88,7 @@ def main(argv=None) -> float:
   tf.random.set_seed(0)
   model = conv_net()
   optimizer = snt.optimizers.Adam(args.learning_rate)
-  train = snt.scenarios.Supervised(
+  train = ShiftedDigits(
       num_steps=args.num_steps, batch_size=args.batch_size,
       steps_per_call=args.steps_per_call, eval_every=args.eval_every,
       save_every=args.save_every, save_dir=args.save_dir,

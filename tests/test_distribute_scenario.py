@@ -1,5 +1,6 @@
 """Scenarios under tf.distribute: two logical CPUs and two worker processes."""
 
+import functools
 import json
 import os
 import socket
@@ -55,11 +56,18 @@ def _train(strategy, optimizer_fn, steps=20, k=1, **kwargs):
   return values, history, model, strategy
 
 
-def _mirrored():
+@functools.lru_cache(maxsize=None)
+def _mirrored_strategy():
   devices = tf.config.list_logical_devices("CPU")
-  if len(devices) < 2:
-    pytest.skip("needs two logical CPUs (see conftest.py)")
   return tf.distribute.MirroredStrategy([d.name for d in devices[:2]])
+
+
+def _mirrored():
+  if len(tf.config.list_logical_devices("CPU")) < 2:
+    pytest.skip("needs two logical CPUs (see conftest.py)")
+  # One strategy for the whole file: separate MirroredStrategy objects over
+  # the same devices can reuse collective keys in one process.
+  return _mirrored_strategy()
 
 
 @pytest.mark.parametrize("optimizer_fn", [
@@ -182,3 +190,16 @@ def test_multi_worker_trains_and_chief_checkpoints(tmp_path):
   reader = tf.train.load_checkpoint(state.model_checkpoint_path)
   assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == 6
   assert os.path.exists(os.path.join(save_dir, "history.json"))
+
+
+@pytest.mark.parametrize("optimizer_fn", [
+    lambda: snt.optimizers.SGD(0.3),
+    lambda: snt.optimizers.Adam(0.01),
+], ids=["snt_sgd", "snt_adam"])
+def test_mirrored_sonnet_optimizer_matches_one_device(optimizer_fn):
+  single, _, _, _ = _train(None, optimizer_fn, k=2)
+  mirrored, _, _, _ = _train(_mirrored(), optimizer_fn, k=2)
+  for one, both in zip(single, mirrored):
+    half = len(both) // 2
+    np.testing.assert_array_equal(both[:half], both[half:])
+    np.testing.assert_allclose(both[:half], one, rtol=1e-5, atol=1e-6)

@@ -2,8 +2,14 @@
 
 import os
 import signal
+import threading
+
+import pytest
 
 from sonnet_like.scenarios import signals
+
+if threading.current_thread() is not threading.main_thread():
+  pytest.skip("signal handlers need the main thread", allow_module_level=True)
 
 
 def test_sigterm_and_sigint_set_the_flag():

@@ -214,3 +214,18 @@ def test_bad_input_names_the_module():
   with pytest.raises(ValueError, match="'classifier' was built for input "
                      "size 3, got 4"):
     train(model, keras.optimizers.SGD(0.1), _loss, (x, y))
+
+
+def test_optional_is_training_follows_the_model():
+  x, y = _data(n=32)
+  for dropout_rate in (None, 0.5):
+    tf.random.set_seed(0)
+    model = snt.nets.MLP([8, 2], dropout_rate=dropout_rate, name="mlp")
+    train = snt.scenarios.Supervised(num_steps=2, batch_size=16,
+                                     progress=False)
+    history = train(model, keras.optimizers.SGD(0.1), _loss, (x, y),
+                    eval_data=(x, y))
+    assert history.eval["step"] == [2]
+    # Evaluation runs without dropout: predict is deterministic.
+    np.testing.assert_array_equal(train.predict(model, x),
+                                  train.predict(model, x))

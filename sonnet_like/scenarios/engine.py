@@ -28,6 +28,7 @@ models and optimizers inside `strategy.scope()`, or let the scenario build
 them lazily inside it, and scale losses by the global batch size.
 """
 
+import collections.abc
 import os
 import sys
 from typing import Any, Iterable
@@ -248,9 +249,10 @@ class Scenario:
     args = () if inputs is None else (
         tuple(inputs) if isinstance(inputs, tuple) else (inputs,))
     logs, bad = strategy.run(self._replica_step, args)
-    logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
-            for k, v in logs.items()}
-    bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)
+    if strategy.num_replicas_in_sync > 1:
+      logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
+              for k, v in logs.items()}
+      bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)
     finite = tf.equal(bad, 0.0)
     done = tf.ones([], tf.int64)
     if self.on_nonfinite == "raise":
@@ -308,7 +310,9 @@ class Scenario:
     owner = type(self).__name__
     strategy = self.strategy
     self._stop_reason = None
-    with strategy.scope(), tf.variable_creator_scope(_sonnet_aggregation):
+    creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1
+               else lambda next_creator, **kwargs: next_creator(**kwargs))
+    with strategy.scope(), tf.variable_creator_scope(creator):
       self._step_var = tf.Variable(0, dtype=tf.int64, trainable=False,
                                    name="step")
       self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
@@ -344,14 +348,16 @@ class Scenario:
       with signals.catch_stop_signals(self.catch_signals) as caught:
         for hook in hooks:
           hook.begin(self)
+        path = None
         try:
           self._loop(hooks, checkpointer, caught)
+          if caught:  # Saved before hooks end (EarlyStopping may restore).
+            self.history.stop_reason = caught.signal_name
+            path = self._save(checkpointer, self.step)
         finally:
           for hook in hooks:
             hook.end(self)
         if caught:
-          self.history.stop_reason = caught.signal_name
-          path = self._save(checkpointer, self.step)
           saved = f"saved {path}" if path else (
               "nothing was saved (no save_dir)")
           self._say(RESUME_MESSAGE.format(owner=owner,
@@ -370,19 +376,24 @@ class Scenario:
   def _loop(self, hooks, checkpointer, caught) -> None:
     owner = type(self).__name__
     step = self.step
+    sizes: dict[int, tf.Tensor] = {}  # Reused: no new tensor per call.
     while step < self.num_steps and self._stop_reason is None and not caught:
       n = self._calls_until_boundary(step)
-      logs, finite = self.train_function(tf.constant(n, tf.int32))
-      step = self.step
-      if not bool(finite) and self.on_nonfinite == "raise":
+      if n not in sizes:
+        sizes[n] = tf.constant(n, tf.int32)
+      logs, finite = self.train_function(sizes[n])
+      if bool(finite) or self.on_nonfinite == "skip":
+        step += n
+      else:
+        step = self.step
         latest = checkpointer.manager.latest_checkpoint if checkpointer else None
         raise NonFiniteError(NONFINITE_ERROR.format(
             owner=owner, step=step, done=step,
             checkpoint=f"; the last good checkpoint is {latest}"
             if latest else ""), step)
-      logs = {k: float(v) for k, v in logs.items()}
+      logs = Logs(logs)
       if self.on_nonfinite == "skip":
-        logs["skipped"] = float(self.skipped_steps)
+        logs.extra["skipped"] = lambda: float(self.skipped_steps)
       at_end = step >= self.num_steps
       if at_end or (self.eval_every and step % self.eval_every == 0):
         metrics = self.evaluate_now()
@@ -393,3 +404,29 @@ class Scenario:
         hook.step_end(self, step, logs)
       if self.save_every and step % self.save_every == 0:
         self._save(checkpointer, step)
+
+
+class Logs(collections.abc.Mapping):
+  """A call's logs, turned into Python floats only when a hook reads them."""
+
+  def __init__(self, tensors: dict[str, tf.Tensor]):
+    self._tensors, self._floats = tensors, {}
+    self.extra: dict[str, Any] = {}
+
+  def __getitem__(self, key: str) -> float:
+    if key not in self._floats:
+      if key in self.extra:
+        self._floats[key] = self.extra[key]()
+      else:
+        self._floats[key] = float(self._tensors[key])
+    return self._floats[key]
+
+  def __iter__(self):
+    yield from self._tensors
+    yield from self.extra
+
+  def __len__(self) -> int:
+    return len(self._tensors) + len(self.extra)
+
+  def __repr__(self) -> str:
+    return repr(dict(self))

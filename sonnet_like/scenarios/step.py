@@ -18,14 +18,19 @@ NOT_AN_OPTIMIZER_ERROR = (
 
 
 class FiniteRecorder:
-  """Counts, inside a traced step, the non-finite updates of this replica.
+  """Collects, inside a traced step, whether this replica's updates were finite.
 
-  A variable rather than a list of tensors, so that updates made inside
-  `tf.range` loops or `tf.cond` branches of a step are counted too.
+  Verdicts made directly in the step's graph are kept as tensors (free).
+  Those made inside a nested graph (a `tf.range` loop or `tf.cond` branch of
+  the step, e.g. a GAN's critic loop) cannot leave it, so they are counted in
+  a variable instead.
   """
 
   def __init__(self):
     self._count: tf.Variable | None = None
+    self._flags: list[tf.Tensor] = []
+    self._graph: Any = None
+    self._counted = False
 
   def create(self) -> None:
     """Creates the counter; call in the strategy scope."""
@@ -35,23 +40,49 @@ class FiniteRecorder:
         aggregation=tf.VariableAggregation.SUM)
 
   def start(self) -> None:
-    self._count.assign(0.0)
+    self._flags, self._counted = [], False
+    self._graph = tf.compat.v1.get_default_graph()
 
   def record(self, ok: tf.Tensor) -> None:
-    if self._count is not None:
-      self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
+    if self._graph is None:
+      return
+    if tf.compat.v1.get_default_graph() is self._graph:
+      self._flags.append(ok)
+      return
+    if self._count is None:
+      raise RuntimeError("FiniteRecorder.create() was not called.")
+    self._counted = True
+    self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
   def finish(self) -> tf.Tensor:
-    return tf.equal(self._count.read_value(), 0.0)
+    ok = tf.constant(True)
+    for flag in self._flags:
+      ok = tf.logical_and(ok, flag)
+    if self._counted:
+      # Read, then zero it for the next step.
+      ok = tf.logical_and(ok, tf.equal(self._count.read_value(), 0.0))
+      with tf.control_dependencies([ok]):
+        self._count.assign(0.0)
+    self._flags, self._graph = [], None
+    return ok
 
 
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
-  """A scalar bool: every element of every tensor is finite."""
-  ok = tf.constant(True)
-  for t in tensors:
-    if t is not None and t.dtype.is_floating:
-      ok = tf.logical_and(ok, tf.reduce_all(tf.math.is_finite(t)))
-  return ok
+  """A scalar bool: every element of every (floating) tensor is finite.
+
+  Checked on the sum of all elements, one reduction per tensor: NaN and Inf
+  propagate into it. A finite sum that overflows float32 (beyond ~3e38) also
+  counts as non-finite, which only happens once training has diverged.
+  """
+  sums = [tf.reduce_sum(tf.cast(t, tf.float32)) if t.dtype != tf.float64
+          else tf.reduce_sum(t) for t in tensors
+          if t is not None and t.dtype.is_floating]
+  if not sums:
+    return tf.constant(True)
+  total = sums[0] if len(sums) == 1 else tf.add_n(
+      [tf.cast(x, tf.float64) for x in sums] if any(
+          x.dtype == tf.float64 for x in sums) else sums)
+  return tf.math.is_finite(total)
 
 
 def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
@@ -64,6 +95,42 @@ def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
   else:
     raise TypeError(NOT_AN_OPTIMIZER_ERROR.format(owner="Scenario",
                                                   value=optimizer))
+
+
+def _optimizer_variables(optimizer: Any) -> list[tf.Variable]:
+  try:
+    return list(getattr(optimizer, "variables", ()))
+  except ValueError:  # A sonnet_like module with no variables yet.
+    return []
+
+
+def build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
+  """Creates an optimizer's slot variables now (eagerly), changing nothing.
+
+  Keras optimizers have `build`. A Sonnet-style optimizer creates its slots
+  on its first `apply`, which under a multi-replica strategy must not happen
+  inside the compiled step (mirrored variables cannot be created there). So
+  `apply` is run once here with zero updates, then every variable it touched
+  is put back: parameters and old optimizer variables to their values, new
+  slots to zero (the initial value of every Sonnet optimizer's slots).
+  Outside a multi-replica strategy the slots are created lazily as usual.
+  """
+  variables = list(variables)
+  if hasattr(optimizer, "apply_gradients"):
+    if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
+      optimizer.build(variables)
+    return
+  if tf.distribute.get_strategy().num_replicas_in_sync == 1:
+    return
+  before = _optimizer_variables(optimizer)
+  saved = [(v, tf.identity(v)) for v in variables + before]
+  known = {v.ref() for v in before}
+  optimizer.apply([tf.zeros(v.shape, v.dtype) for v in variables], variables)
+  for variable, value in saved:
+    variable.assign(value)
+  for variable in _optimizer_variables(optimizer):
+    if variable.ref() not in known:
+      variable.assign(tf.zeros(variable.shape, variable.dtype))
 
 
 def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
@@ -109,11 +176,11 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     grads, _ = tf.clip_by_global_norm(grads, clip_norm)
 
   if replicas > 1:
-    # A synchronisation point (the optimizer's merge_call) cannot sit inside
-    # tf.cond, so a non-finite update is zeroed instead of dropped.
+    # The optimizer synchronises (merge_call) inside its update, which cannot
+    # sit inside tf.cond: a non-finite update is zeroed instead of dropped.
     grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
     if hasattr(optimizer, "apply_gradients"):
-      # Keras sums the gradients over replicas again: hand it the share.
+      # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
     apply_to_optimizer(optimizer, grads, variables)
     return ok

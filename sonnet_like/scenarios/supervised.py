@@ -20,11 +20,30 @@ LossFn = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
 MetricFn = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
 
 
-def _takes_is_training(model: Any) -> bool:
+def _is_training_parameter(model: Any) -> inspect.Parameter | None:
   try:
-    return "is_training" in inspect.signature(model.__call__).parameters
+    return inspect.signature(model.__call__).parameters.get("is_training")
   except (TypeError, ValueError):
-    return False
+    return None
+
+
+def call_model(model: Any, inputs: Any, training: bool) -> Any:
+  """`model(inputs, is_training=training)` where the model takes it.
+
+  An optional `is_training` (Sonnet's MLP: only with dropout) is passed
+  unless the model refuses it with an error that names it.
+  """
+  parameter = _is_training_parameter(model)
+  if parameter is None:
+    return model(inputs)
+  if parameter.default is inspect.Parameter.empty:
+    return model(inputs, is_training=training)
+  try:
+    return model(inputs, is_training=training)
+  except ValueError as error:
+    if "is_training" not in str(error):
+      raise
+    return model(inputs)
 
 
 def _per_example(loss_fn: LossFn, outputs, targets) -> tf.Tensor:
@@ -125,7 +144,6 @@ class Supervised(engine.Scenario):
       data_lib.check("Supervised", "eval_data", eval_data)
     self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
     self.metrics = dict(metrics or {})
-    self._is_training = _takes_is_training(model)
     self._train_dataset = data_lib.training_dataset(
         train_data, self.batch_size, self.seed, self.shuffle)
     self._eval_data = eval_data
@@ -146,17 +164,13 @@ class Supervised(engine.Scenario):
     example = tf.nest.map_structure(
         lambda s: tf.zeros([1] + s.shape.as_list()[1:], s.dtype), spec)
     self._call(example, training=False)
-    if hasattr(self.optimizer, "build") and not getattr(self.optimizer,
-                                                        "built", True):
-      self.optimizer.build(self.model.trainable_variables)
+    step_lib.build_optimizer(self.optimizer, self.model.trainable_variables)
 
   def next_inputs(self):
     return data_lib.split_for_replicas(self.strategy, next(self._iterator))
 
   def _call(self, inputs, training: bool):
-    if self._is_training:
-      return self.model(inputs, is_training=training)
-    return self.model(inputs)
+    return call_model(self.model, inputs, training)
 
   def train_step(self, inputs, targets):
     """One supervised step on this replica's share of the global batch.
@@ -170,7 +184,7 @@ class Supervised(engine.Scenario):
       outputs = self._call(inputs, training=True)
       losses = _per_example(self.loss_fn, outputs, targets)
       local_sum = tf.reduce_sum(losses)
-      count = tf.cast(tf.shape(losses)[0], local_sum.dtype)
+      count = losses.shape[0] or tf.cast(tf.shape(losses)[0], local_sum.dtype)
       loss = local_sum / (count * replicas)
     variables = self.model.trainable_variables
     grads = tape.gradient(loss, variables)
@@ -190,12 +204,9 @@ class Supervised(engine.Scenario):
     function = self._eval_functions.get(key)
     if function is not None:
       return function
-    takes_is_training = _takes_is_training(model)
-
     @tf.function(reduce_retracing=True)
     def run(inputs, targets):
-      outputs = (model(inputs, is_training=False) if takes_is_training
-                 else model(inputs))
+      outputs = call_model(model, inputs, False)
       sums = {"count": tf.cast(tf.shape(targets)[0], tf.float64)}
       if loss_fn is not None:
         sums["loss"] = tf.reduce_sum(tf.cast(
@@ -234,7 +245,6 @@ class Supervised(engine.Scenario):
 
   def predict(self, model: Any, data: Any) -> np.ndarray:
     """`model(x)` over arrays or a dataset of inputs, as one NumPy array."""
-    takes_is_training = _takes_is_training(model)
     if isinstance(data, tf.data.Dataset):
       dataset = data
     else:
@@ -242,8 +252,7 @@ class Supervised(engine.Scenario):
 
     @tf.function(reduce_retracing=True)
     def forward(inputs):
-      return (model(inputs, is_training=False) if takes_is_training
-              else model(inputs))
+      return call_model(model, inputs, False)
 
     outputs = []
     for batch in dataset:
