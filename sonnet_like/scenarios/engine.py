@@ -271,7 +271,8 @@ class Scenario:
                          "TPUStrategy (always compiled) or jit_compile=False.")
       self._replica_step = tf.function(self._guarded_step, jit_compile=True)
     return step_lib.make_train_function(
-        self._one_step, stop_on_nonfinite=self.on_nonfinite == "raise")
+        self._one_step, stop_on_nonfinite=self.on_nonfinite == "raise",
+        steps_per_call=self.steps_per_call)
 
   # ---- The Python side. ----
 
