@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.modules import metrics as metrics_lib
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
@@ -206,17 +207,19 @@ class Supervised(engine.Scenario):
       return function
     @tf.function(reduce_retracing=True)
     def run(inputs, targets):
+      """Sums over a batch of the loss, accuracy and metrics, and its size."""
       outputs = call_model(model, inputs, False)
-      sums = {"count": tf.cast(tf.shape(targets)[0], tf.float64)}
+      values = {}
       if loss_fn is not None:
-        sums["loss"] = tf.reduce_sum(tf.cast(
-            _per_example(loss_fn, outputs, targets), tf.float64))
+        values["loss"] = _per_example(loss_fn, outputs, targets)
       if _is_classification(outputs, targets):
-        hits = tf.equal(tf.argmax(outputs, -1, output_type=targets.dtype),
-                        targets)
-        sums["accuracy"] = tf.reduce_sum(tf.cast(hits, tf.float64))
+        values["accuracy"] = tf.equal(
+            tf.argmax(outputs, -1, output_type=targets.dtype), targets)
       for name, fn in metrics.items():
-        sums[name] = tf.reduce_sum(tf.cast(fn(outputs, targets), tf.float64))
+        values[name] = fn(outputs, targets)
+      sums = {k: tf.reduce_sum(tf.cast(v, tf.float64))
+              for k, v in values.items()}
+      sums["count"] = tf.cast(tf.shape(targets)[0], tf.float64)
       return sums
 
     self._eval_functions[key] = run
@@ -228,20 +231,19 @@ class Supervised(engine.Scenario):
     """Mean loss, accuracy (for classifiers) and `metrics` over `data`."""
     data_lib.check("Supervised", "data", data)
     metrics = dict(metrics or {})
-    sums = self._eval_sums(model, data, loss_fn, metrics)
-    count = sums.pop("count", 0)
-    if count == 0:
-      raise ValueError("Supervised: evaluate got no examples.")
-    return {k: v / count for k, v in sums.items()}
-
-  def _eval_sums(self, model, data, loss_fn, metrics) -> dict[str, float]:
     dataset = data_lib.eval_dataset(data, self.eval_batch_size)
-    totals: dict[str, float] = {}
     function = self._eval_function(model, loss_fn, metrics)
+    totals: dict[str, metrics_lib.Sum] = {}
     for inputs, targets in dataset:
-      for k, v in function(inputs, targets).items():
-        totals[k] = totals.get(k, 0.0) + float(v)
-    return totals
+      for name, value in function(inputs, targets).items():
+        if name not in totals:
+          totals[name] = metrics_lib.Sum(name=f"eval_{name}")
+        totals[name].update(value)
+    count = totals.pop("count", None)
+    if count is None or float(count.value) == 0:
+      raise ValueError("Supervised: evaluate got no examples.")
+    return {name: float(total.value / count.value)
+            for name, total in totals.items()}
 
   def predict(self, model: Any, data: Any) -> np.ndarray:
     """`model(x)` over arrays or a dataset of inputs, as one NumPy array."""
