@@ -75,6 +75,7 @@ from sonnet_like.modules.variable_tools import format_variables
 from sonnet_like.modules.variable_tools import log_variables
 from sonnet_like.core import mixed_precision
 from sonnet_like.core.custom_getter import custom_variable_getter
+# --- distribute ---
 # --- scenarios ---
 from sonnet_like import scenarios
 
@@ -152,6 +153,7 @@ __all__ = [
     "mixed_precision",
     "scale_gradient",
     "split_leading_dim",
+    # --- distribute ---
     # --- scenarios ---
     "scenarios",
 ]

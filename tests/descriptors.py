@@ -172,6 +172,9 @@ DESCRIPTORS: list[Descriptor] = [
                lambda: snt.nets.MLP([4, 3], dropout_rate=0.5), (2, 5),
                call=lambda m, x: m(
                    x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
+    # --- nets: cifar10_convnet, resnet ---
+    # --- nets: vqvae ---
+    # --- distribute ---
     # --- recurrent ---
     # Cores run one step from their own initial state (a tensor batch size
     # keeps the batch axis unknown under test_unknown_batch_size); sequence
@@ -270,6 +273,7 @@ NOT_DESCRIBED: dict[str, str] = {
               "tests/optimizer_common.py covers tf.function, XLA, "
               "checkpoint and tf.distribute for each.")
        for name in ("SGD", "Momentum", "Adam", "RMSProp")},
+    # --- nets / distribute (NOT_DESCRIBED) ---
     "RNNCore": "abstract base of the recurrent cores; their rows exercise it.",
     "UnrolledRNN": "abstract base of UnrolledLSTM; its row exercises it.",
 }
