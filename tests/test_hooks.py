@@ -69,3 +69,51 @@ def test_early_stopping_unknown_metric():
   hook = hooks.EarlyStopping(monitor="f1")
   with pytest.raises(KeyError, match=r"available: \['loss'\]"):
     hook.eval_end(_FakeScenario(), 1, {"loss": np.float32(1.0)})
+
+
+class _Crash(hooks.Hook):
+  """Raises after `at` steps, like a process killed between checkpoints."""
+
+  def __init__(self, at):
+    self.at = at
+
+  def step_end(self, scenario, step, logs):
+    if step == self.at:
+      raise RuntimeError("crash")
+
+
+def _early_stopping_run(save_dir, crash_at=None):
+  import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(64, 3)).astype(np.float32)
+  y = (x[:, 0] > 0).astype(np.int32)
+  tf.random.set_seed(0)
+  model = snt.Linear(2, name="model")
+  # mode="max" on a falling loss: the first evaluation stays the best, so
+  # the hook waits, stops, and restores weights from long before.
+  stopper = hooks.EarlyStopping(monitor="loss", mode="max", patience=4)
+  extra = [stopper] + ([_Crash(crash_at)] if crash_at else [])
+  train = snt.scenarios.Supervised(
+      num_steps=60, batch_size=16, eval_every=5, save_every=5,
+      save_dir=str(save_dir), progress=False, tensorboard=False, hooks=extra)
+  loss = lambda logits, labels: tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels, logits)
+  history = train(model, snt.optimizers.SGD(0.5), loss, (x, y),
+                  eval_data=(x, y))
+  return model, stopper, history
+
+
+def test_early_stopping_state_survives_a_restart(tmp_path):
+  model, stopper, history = _early_stopping_run(tmp_path / "whole")
+  assert history.stop_reason.startswith("early stopping")
+  assert stopper.best_step == 5
+
+  with pytest.raises(RuntimeError, match="crash"):
+    _early_stopping_run(tmp_path / "cut", crash_at=20)  # Saved at 15.
+  resumed, resumed_stopper, resumed_history = _early_stopping_run(
+      tmp_path / "cut")
+  assert resumed_stopper.best_step == 5
+  assert resumed_stopper.best == stopper.best
+  assert resumed_history.stop_reason == history.stop_reason
+  for a, b in zip(model.variables, resumed.variables):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -329,6 +329,10 @@ class Scenario:
         if clash:
           raise ValueError(f"{owner}: trackables() must not use the names "
                            f"{sorted(clash)}, which the engine uses.")
+        for i, hook in enumerate(hooks):
+          state = hook.state(self)
+          if state is not None:
+            named[f"hook_{i}_{type(hook).__name__}"] = state
         checkpointer = checkpointing.Checkpointer(
             self.save_dir, dict(named, step=self._step_var, rng=self.rng,
                                 skipped=self._skipped),

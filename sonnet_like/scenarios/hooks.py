@@ -3,16 +3,24 @@
 A hook overrides any of `begin`, `step_end`, `eval_end` and `end`. The
 engine calls `step_end` after every compiled call (which may cover several
 steps), `eval_end` after each evaluation and before that call's `step_end`.
-A hook stops training with `scenario.request_stop(reason)`.
+A hook stops training with `scenario.request_stop(reason)`. A hook whose
+state decides the rest of the run returns it from `state(scenario)`, and the
+engine checkpoints it with everything else.
 """
 
 from typing import Any
 
 import numpy as np
+import tensorflow as tf
 
 
 class Hook:
   """Base class: every method is a no-op."""
+
+  def state(self, scenario: Any) -> tf.Module | None:
+    """What to checkpoint for this hook, or None (called before restore)."""
+    del scenario
+    return None
 
   def begin(self, scenario: Any) -> None:
     """Called once before the first step (after any restore)."""
@@ -58,6 +66,44 @@ class EarlyStopping(Hook):
     self.best_step: int | None = None
     self._best_values: list[np.ndarray] | None = None
     self._waited = 0
+    self._state: tf.Module | None = None
+
+  def state(self, scenario):
+    """Best value and step, evaluations waited and best weights, as variables.
+
+    Without them a resumed run would forget how long it has waited and which
+    weights were best.
+    """
+    state = tf.Module(name="early_stopping")
+    state.best = tf.Variable(np.nan, dtype=tf.float64, trainable=False)
+    state.best_step = tf.Variable(-1, dtype=tf.int64, trainable=False)
+    state.waited = tf.Variable(0, dtype=tf.int64, trainable=False)
+    state.weights = [tf.Variable(tf.zeros(v.shape, v.dtype), trainable=False)
+                     for v in scenario.model_variables()
+                     ] if self.restore_best else []
+    self._state = state
+    return state
+
+  def begin(self, scenario):
+    state = self._state
+    if state is None or state.best_step.numpy() < 0:
+      return
+    self.best = float(state.best.numpy())
+    self.best_step = int(state.best_step.numpy())
+    self._waited = int(state.waited.numpy())
+    if self.restore_best:
+      self._best_values = [w.numpy() for w in state.weights]
+
+  def _save_state(self) -> None:
+    state = self._state
+    if state is None:
+      return
+    state.best.assign(self.best)
+    state.best_step.assign(self.best_step)
+    state.waited.assign(self._waited)
+    if self.restore_best:
+      for variable, value in zip(state.weights, self._best_values):
+        variable.assign(value)
 
   def _improved(self, value: float) -> bool:
     if self.best is None:
@@ -75,8 +121,10 @@ class EarlyStopping(Hook):
       self.best, self.best_step, self._waited = value, step, 0
       if self.restore_best:
         self._best_values = [v.numpy() for v in scenario.model_variables()]
+      self._save_state()
       return
     self._waited += 1
+    self._save_state()
     if self._waited > self.patience:
       scenario.request_stop(
           f"early stopping: {self.monitor} has not improved for "
