@@ -77,6 +77,7 @@ from sonnet_like.core import mixed_precision
 from sonnet_like.core.custom_getter import custom_variable_getter
 # --- distribute ---
 # --- scenarios ---
+from sonnet_like import envs
 from sonnet_like import scenarios
 
 __version__ = "0.1.0"
@@ -155,5 +156,6 @@ __all__ = [
     "split_leading_dim",
     # --- distribute ---
     # --- scenarios ---
+    "envs",
     "scenarios",
 ]

@@ -1,0 +1,18 @@
+"""Environments for the RL scenarios: batched, stepped by TensorFlow ops."""
+
+# pylint: disable=g-bad-import-order
+from sonnet_like.envs.base import ActionSpace
+from sonnet_like.envs.base import Box
+from sonnet_like.envs.base import Discrete
+from sonnet_like.envs.base import Environment
+from sonnet_like.envs.base import TimeStep
+# --- envs: cartpole, gymnasium adapter, make ---
+
+__all__ = [
+    "ActionSpace",
+    "Box",
+    "Discrete",
+    "Environment",
+    "TimeStep",
+    # --- envs: cartpole, gymnasium adapter, make ---
+]

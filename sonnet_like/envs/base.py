@@ -1,0 +1,129 @@
+"""The environment protocol of the RL scenarios.
+
+An `Environment` is a batch of `num_envs` environments stepped together by
+TensorFlow ops, so a rollout can be traced into the same `tf.function` as the
+policy and the update:
+
+    observation = env.observation()          # [num_envs, *obs_shape]
+    timestep = env.step(action)              # action: [num_envs, *act_shape]
+
+Environments whose episode ends are reset within the same `step` (same-step
+auto-reset): `timestep.observation` is then the first observation of the new
+episode, and `timestep.final_observation` the one the old episode ended on
+(needed to bootstrap a value through a time-limit truncation).
+
+All state that decides an environment's future lives in its variables (and
+its `tf.random.Generator`), so checkpointing the environment with the rest of
+a run resumes it exactly. `in_graph` says whether `step` is made of pure
+TensorFlow ops (compilable with XLA, no Python per step) or calls Python
+(gymnasium, through `tf.numpy_function`).
+"""
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+import tensorflow as tf
+
+
+@dataclasses.dataclass(frozen=True)
+class Discrete:
+  """Actions are integers in `[0, num_actions)`, one per environment."""
+  num_actions: int
+
+  def __post_init__(self):
+    if (isinstance(self.num_actions, bool) or
+        not isinstance(self.num_actions, (int, np.integer)) or
+        self.num_actions < 1):
+      raise ValueError(f"Discrete: num_actions must be a positive int, got "
+                       f"{self.num_actions!r}.")
+
+  @property
+  def spec(self) -> tf.TensorSpec:
+    """One environment's action."""
+    return tf.TensorSpec([], tf.int32)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Box:
+  """Actions are float vectors between `low` and `high` (elementwise)."""
+  low: np.ndarray
+  high: np.ndarray
+
+  def __post_init__(self):
+    low = np.asarray(self.low, np.float32)
+    high = np.asarray(self.high, np.float32)
+    if low.shape != high.shape or not np.all(low < high):
+      raise ValueError(f"Box: low and high must have one shape and low < "
+                       f"high, got low={low!r}, high={high!r}.")
+    object.__setattr__(self, "low", low)
+    object.__setattr__(self, "high", high)
+
+  @property
+  def shape(self) -> tuple[int, ...]:
+    return self.low.shape
+
+  @property
+  def spec(self) -> tf.TensorSpec:
+    """One environment's action."""
+    return tf.TensorSpec(self.low.shape, tf.float32)
+
+
+ActionSpace = Discrete | Box
+
+
+class TimeStep(NamedTuple):
+  """What one `step` of a batch of environments returns; leading axis envs.
+
+  Attributes:
+    observation: The next observation; for an environment whose episode just
+      ended, the first observation of its new episode.
+    reward: float32 rewards of the step.
+    terminated: bool, the episode reached a terminal state (its value is 0).
+    truncated: bool, the episode was cut short (by a time limit) in a
+      non-terminal state (bootstrap from `final_observation`).
+    final_observation: The observation the step reached, before any reset
+      (equal to `observation` where the episode goes on).
+  """
+  observation: tf.Tensor
+  reward: tf.Tensor
+  terminated: tf.Tensor
+  truncated: tf.Tensor
+  final_observation: tf.Tensor
+
+  @property
+  def done(self) -> tf.Tensor:
+    return tf.logical_or(self.terminated, self.truncated)
+
+
+class Environment(tf.Module):
+  """Base class of batched environments (see the module docstring).
+
+  Subclasses set `num_envs`, `observation_spec` (one environment's
+  observation, a `tf.TensorSpec`), `action_space` (`Discrete` or `Box`) and
+  `in_graph`, and implement `reset`, `observation` and `step`.
+  """
+
+  num_envs: int
+  observation_spec: tf.TensorSpec
+  action_space: ActionSpace
+  in_graph: bool = True
+
+  def reset(self, seed: int | None = None) -> tf.Tensor:
+    """Starts a new episode in every environment; returns the observations.
+
+    Args:
+      seed: Reseeds the environment's randomness first (a Python int), so
+        that what follows is reproducible; None keeps the current stream.
+    """
+    raise NotImplementedError(f"{type(self).__name__} must implement reset().")
+
+  def observation(self) -> tf.Tensor:
+    """The current observations, `[num_envs, *observation_spec.shape]`."""
+    raise NotImplementedError(
+        f"{type(self).__name__} must implement observation().")
+
+  def step(self, action: tf.Tensor) -> TimeStep:
+    """Steps every environment with `action` (`[num_envs, ...]`)."""
+    raise NotImplementedError(
+        f"{type(self).__name__} must implement step(action).")

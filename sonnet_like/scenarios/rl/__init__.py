@@ -1,0 +1,1 @@
+"""Reinforcement-learning scenarios and their shared parts."""
