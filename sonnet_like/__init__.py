@@ -76,6 +76,7 @@ from sonnet_like.modules.variable_tools import log_variables
 from sonnet_like.core import mixed_precision
 from sonnet_like.core.custom_getter import custom_variable_getter
 # --- distribute ---
+from sonnet_like import distribute
 # --- scenarios ---
 from sonnet_like import envs
 from sonnet_like import scenarios
@@ -155,6 +156,7 @@ __all__ = [
     "scale_gradient",
     "split_leading_dim",
     # --- distribute ---
+    "distribute",
     # --- scenarios ---
     "envs",
     "scenarios",

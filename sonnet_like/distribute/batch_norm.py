@@ -1,0 +1,144 @@
+"""CrossReplicaBatchNorm: batch normalization over the global batch."""
+
+from typing import Any
+
+import tensorflow as tf
+
+from sonnet_like.core import checks
+from sonnet_like.core import initializers
+from sonnet_like.core import types
+from sonnet_like.core import utils
+from sonnet_like.modules import batch_norm
+
+CROSS_REPLICA_CONTEXT_ERROR = (
+    "{module} needs the batch statistics of every replica, so in training (or "
+    "with test_local_stats=True) it must run in replica context: call it "
+    "inside `strategy.run(fn)` rather than directly under "
+    "`strategy.scope()`.")
+
+TENSOR_FLAG_UNDER_STRATEGY_ERROR = (
+    "{module} got {argument} as a tensor whose value is known only when the "
+    "graph runs. That needs a tf.cond around the batch statistics, and under "
+    "a tf.distribute strategy their all-reduce cannot run inside a tf.cond. "
+    "Pass a Python bool instead, e.g. trace one function for training "
+    "(is_training=True) and one for evaluation (is_training=False).")
+
+
+class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
+  """Batch normalization whose batch statistics span all replicas.
+
+  Under a `tf.distribute` strategy each replica sees part of the global
+  batch. This module all-reduces the per-channel sums of every replica, so the
+  mean and variance it normalizes with (and feeds to the moving statistics)
+  are those of the global batch, whatever each replica's share of it. With
+  one replica, or without a strategy, it computes what `snt.BatchNorm` does.
+
+  Use it with `snt.distribute.Replicator`: its moving statistics are then
+  replica-local variables, which each replica updates with the same global
+  statistics, so the copies stay equal.
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> bn = snt.distribute.CrossReplicaBatchNorm(
+      ...     True, True, snt.ExponentialMovingAverage(0.9, name="mean_ema"),
+      ...     snt.ExponentialMovingAverage(0.9, name="var_ema"),
+      ...     name="doc_cross_replica_bn")
+      >>> x = tf.constant([[1., 10.], [3., 30.]])
+      >>> bn(x, is_training=True).numpy().round(3)
+      array([[-1., -1.],
+             [ 1.,  1.]], dtype=float32)
+
+  The variance is computed as the mean squared deviation from the global
+  mean (two all-reduces), which stays accurate for inputs with a large mean.
+  Statistics of float16/bfloat16 inputs are accumulated in float32. See
+  `BaseBatchNorm` for the arguments and the call.
+  """
+
+  def __init__(self, create_scale: bool, create_offset: bool,
+               moving_mean: Any, moving_variance: Any,
+               eps: types.FloatLike = 1e-5,
+               scale_init: initializers.Initializer | None = None,
+               offset_init: initializers.Initializer | None = None,
+               data_format: str = "channels_last", name: str | None = None):
+    """Constructs the module.
+
+    Args:
+      create_scale: Whether to learn a per-channel scale.
+      create_offset: Whether to learn a per-channel offset.
+      moving_mean: A metric (`update(value)`, `value`, `initialize(value)`),
+        e.g. an `ExponentialMovingAverage`, tracking the mean.
+      moving_variance: The same for the variance.
+      eps: Added to the variance before the square root.
+      scale_init: Initializer of the scale (ones by default); only with
+        `create_scale=True`.
+      offset_init: Initializer of the offset (zeros by default); only with
+        `create_offset=True`.
+      data_format: "channels_last" (default), "channels_first", or a layout
+        such as "NHWC" or "NCHW".
+      name: Name of the module.
+    """
+    super().__init__(
+        create_scale=create_scale, create_offset=create_offset,
+        moving_mean=moving_mean, moving_variance=moving_variance, eps=eps,
+        scale_init=scale_init, offset_init=offset_init,
+        data_format=data_format, name=name)
+
+  def __call__(self, inputs: tf.Tensor, is_training: types.BoolLike,
+               test_local_stats: types.BoolLike = False,
+               scale: tf.Tensor | None = None,
+               offset: tf.Tensor | None = None) -> tf.Tensor:
+    """Normalizes `inputs` with the global batch (or moving) statistics.
+
+    Args:
+      inputs: A tensor in the module's `data_format`, rank >= 2.
+      is_training: A bool, or (without a strategy) a scalar boolean tensor:
+        use the global batch statistics and update the moving ones.
+      test_local_stats: Outside training, use the global batch statistics
+        instead of the moving ones.
+      scale: A tensor broadcastable to `inputs` replacing the scale; only
+        without `create_scale`.
+      offset: The same for the offset; only without `create_offset`.
+
+    Returns:
+      The normalized tensor, shaped like `inputs`.
+    """
+    if tf.distribute.has_strategy():
+      for argument, flag in (("is_training", is_training),
+                             ("test_local_stats", test_local_stats)):
+        checks.check_is_training(self, flag, argument)
+        if utils.static_bool(flag) is None:
+          raise ValueError(TENSOR_FLAG_UNDER_STRATEGY_ERROR.format(
+              module=checks.describe(self), argument=argument))
+    return super().__call__(inputs, is_training, test_local_stats, scale,
+                            offset)
+
+  def _batch_normalize(self, inputs, scale, offset):
+    """Normalizes with the global batch statistics; returns them too."""
+    mean, variance, count = self._global_moments(inputs)
+    outputs = tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
+                                        self._eps)
+    if self._nhwc:  # What BatchNorm's fused kernel hands to the averages.
+      count = tf.cast(count, variance.dtype)
+      variance = variance * count / tf.maximum(count - 1, 1)
+    return outputs, mean, variance
+
+  def _global_moments(self, inputs):
+    """Mean, variance and element count per channel over all replicas."""
+    context = tf.distribute.get_replica_context()
+    if context is None:
+      raise RuntimeError(CROSS_REPLICA_CONTEXT_ERROR.format(
+          module=checks.describe(self)))
+    low_precision = inputs.dtype in (tf.float16, tf.bfloat16)
+    x = tf.cast(inputs, tf.float32) if low_precision else inputs
+    count = tf.cast(tf.size(x, out_type=tf.int64) // self._channels, x.dtype)
+    total, count = context.all_reduce(
+        tf.distribute.ReduceOp.SUM,
+        (tf.reduce_sum(x, self._axes, keepdims=True), count))
+    mean = total / count
+    squares = context.all_reduce(
+        tf.distribute.ReduceOp.SUM,
+        tf.reduce_sum(tf.square(x - mean), self._axes, keepdims=True))
+    variance = squares / count
+    if low_precision:
+      mean = tf.cast(mean, inputs.dtype)
+      variance = tf.cast(variance, inputs.dtype)
+    return mean, variance, count
