@@ -1,0 +1,99 @@
+"""Policies: distributions, sampling, clipping and greedy actions."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_probability as tfp
+
+from sonnet_like import envs
+from sonnet_like.scenarios.rl import policies
+
+tfd = tfp.distributions
+BOX = envs.Box(np.array([-1.0, 0.0]), np.array([1.0, 2.0]))
+
+
+def test_discrete_is_categorical_over_the_logits():
+  policy = policies.Policy("PPO", envs.Discrete(3))
+  logits = tf.constant([[0.0, 1.0, 2.0], [3.0, 0.0, -1.0]])
+  distribution = policy.distribution(logits)
+  assert isinstance(distribution, tfd.Categorical)
+  np.testing.assert_allclose(
+      distribution.log_prob([2, 0]).numpy(),
+      tf.nn.log_softmax(logits).numpy()[[0, 1], [2, 0]], rtol=1e-6)
+  assert policy.trainable_variables == ()
+  np.testing.assert_array_equal(policy.greedy(logits).numpy(), [2, 0])
+
+
+def test_discrete_samples_follow_the_probabilities():
+  policy = policies.Policy("PPO", envs.Discrete(3))
+  logits = tf.math.log(tf.constant([[0.2, 0.5, 0.3]] * 20_000))
+  actions = policy.sample(logits, tf.random.Generator.from_seed(0))
+  assert actions.dtype == tf.int32
+  frequencies = np.bincount(actions.numpy(), minlength=3) / 20_000
+  np.testing.assert_allclose(frequencies, [0.2, 0.5, 0.3], atol=0.015)
+
+
+def test_sampling_draws_only_from_the_generator():
+  policy = policies.Policy("PPO", envs.Discrete(4))
+  logits = tf.zeros([64, 4])
+  first = policy.sample(logits, tf.random.Generator.from_seed(7))
+  tf.random.set_seed(123)  # The global seed must not matter.
+  again = policy.sample(logits, tf.random.Generator.from_seed(7))
+  other = policy.sample(logits, tf.random.Generator.from_seed(8))
+  np.testing.assert_array_equal(first.numpy(), again.numpy())
+  assert not np.array_equal(first.numpy(), other.numpy())
+
+
+def test_box_is_a_normal_with_a_trainable_state_independent_log_std():
+  policy = policies.Policy("PPO", BOX, log_std_init=-0.5)
+  assert [v.name for v in policy.trainable_variables] == ["log_std:0"]
+  means = tf.constant([[0.1, 0.2], [0.3, 0.4]])
+  distribution = policy.distribution(means)
+  assert distribution.event_shape == [2]
+  actions = tf.constant([[0.0, 1.0], [2.0, 3.0]])
+  want = tfd.Normal(means, np.float32(np.exp(-0.5))).log_prob(actions).numpy().sum(1)
+  np.testing.assert_allclose(distribution.log_prob(actions).numpy(), want,
+                             rtol=1e-5)
+  with tf.GradientTape() as tape:
+    entropy = tf.reduce_sum(policy.distribution(means).entropy())
+  assert tape.gradient(entropy, policy.log_std) is not None
+
+
+def test_box_samples_are_unclipped_and_clipped_for_the_environment():
+  policy = policies.Policy("PPO", BOX, log_std_init=1.0)
+  means = tf.zeros([5_000, 2])
+  actions = policy.sample(means, tf.random.Generator.from_seed(0))
+  np.testing.assert_allclose(actions.numpy().std(0), [np.e, np.e], rtol=0.05)
+  assert (actions.numpy() < -1).any() and (actions.numpy() > 2).any()
+  clipped = policy.to_env(actions).numpy()
+  assert clipped[:, 0].min() == -1 and clipped[:, 0].max() == 1
+  assert clipped[:, 1].min() == 0 and clipped[:, 1].max() == 2
+  np.testing.assert_array_equal(
+      policy.greedy(tf.constant([[5.0, -5.0], [0.5, 1.5]])).numpy(),
+      [[1.0, 0.0], [0.5, 1.5]])
+
+
+def test_actor_outputs_that_do_not_fit_are_refused():
+  policy = policies.Policy("PPO", envs.Discrete(2))
+  with pytest.raises(ValueError, match=r"PPO: the actor must output \[batch, "
+                     r"2\] logits for Discrete\(2\), got \[batch, 3\]"):
+    policy.distribution(tf.zeros([4, 3]))
+  with pytest.raises(ValueError, match=r"got \[batch\]"):
+    policy.greedy(tf.zeros([4]))
+  box = policies.Policy("REINFORCE", BOX)
+  with pytest.raises(ValueError, match=r"REINFORCE: the actor must output "
+                     r"\[batch, 2\] means for Box\(shape=\(2,\)\), got "
+                     r"\[batch, 4\]"):
+    box.sample(tf.zeros([1, 4]), tf.random.Generator.from_seed(0))
+
+
+def test_bad_action_spaces_and_value_outputs_are_refused():
+  with pytest.raises(ValueError, match="Box action spaces must have one axis"):
+    policies.Policy("PPO", envs.Box(np.zeros((2, 2)), np.ones((2, 2))))
+  with pytest.raises(TypeError, match="must be Discrete or Box"):
+    policies.Policy("PPO", "discrete")
+  np.testing.assert_array_equal(
+      policies.values_of("PPO", "critic", tf.ones([3, 1])).numpy(), [1, 1, 1])
+  with pytest.raises(ValueError, match=r"PPO: the critic must output \[batch\] "
+                     r"or \[batch, 1\] values, got \[batch, 2\]"):
+    policies.values_of("PPO", "critic", tf.ones([3, 2]))
