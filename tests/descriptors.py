@@ -175,6 +175,24 @@ DESCRIPTORS: list[Descriptor] = [
     # --- nets: cifar10_convnet, resnet ---
     # --- nets: vqvae ---
     # --- distribute ---
+    # Without a strategy (one replica) it is BatchNorm with given averages.
+    Descriptor("CrossReplicaBatchNorm",
+               lambda: snt.distribute.CrossReplicaBatchNorm(
+                   True, True, snt.ExponentialMovingAverage(0.5),
+                   snt.ExponentialMovingAverage(0.5)), (3, 4),
+               call=lambda m, x: m(x, is_training=True)),
+    Descriptor("CrossReplicaBatchNorm_nhwc_train_then_eval",
+               lambda: snt.distribute.CrossReplicaBatchNorm(
+                   True, False, snt.ExponentialMovingAverage(1e-6),
+                   snt.ExponentialMovingAverage(1e-6)), (2, 3, 3, 4),
+               call=lambda m, x: (m(x, is_training=True),
+                                  m(x, is_training=False))),
+    Descriptor("CrossReplicaBatchNorm_nchw_tensor_is_training",
+               lambda: snt.distribute.CrossReplicaBatchNorm(
+                   False, True, snt.ExponentialMovingAverage(0.5),
+                   snt.ExponentialMovingAverage(0.5), data_format="NCHW"),
+               (2, 4, 3, 3), call=lambda m, x: m(
+                   x, is_training=tf.math.is_finite(tf.reduce_sum(x)))),
     # --- recurrent ---
     # Cores run one step from their own initial state (a tensor batch size
     # keeps the batch axis unknown under test_unknown_batch_size); sequence

@@ -109,7 +109,8 @@ def create_variables_eagerly(f: Callable[..., T]) -> Callable[..., T]:
   an initial value computed eagerly. This skips the checks TensorFlow needs
   for variables made in a graph, which is slow for large models on many
   devices. Other variables (e.g. initialised from the function's inputs) are
-  created as usual.
+  created as usual. An initializer that works only eagerly (e.g. it reads
+  values with NumPy) is run eagerly.
 
   Initializers called by `f` for other purposes still give graph tensors: a
   random initializer used inside `f` to draw noise draws it on every call.
