@@ -7,6 +7,7 @@ from sonnet_like.envs.base import Discrete
 from sonnet_like.envs.base import Environment
 from sonnet_like.envs.base import TimeStep
 # --- envs: cartpole, gymnasium adapter, make ---
+from sonnet_like.envs.cartpole import CartPole
 
 __all__ = [
     "ActionSpace",
@@ -15,4 +16,5 @@ __all__ = [
     "Environment",
     "TimeStep",
     # --- envs: cartpole, gymnasium adapter, make ---
+    "CartPole",
 ]
