@@ -8,6 +8,8 @@ from sonnet_like.envs.base import Environment
 from sonnet_like.envs.base import TimeStep
 # --- envs: cartpole, gymnasium adapter, make ---
 from sonnet_like.envs.cartpole import CartPole
+from sonnet_like.envs.gym_adapter import GymEnvironment
+from sonnet_like.envs.make import make
 
 __all__ = [
     "ActionSpace",
@@ -17,4 +19,6 @@ __all__ = [
     "TimeStep",
     # --- envs: cartpole, gymnasium adapter, make ---
     "CartPole",
+    "GymEnvironment",
+    "make",
 ]

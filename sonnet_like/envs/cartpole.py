@@ -106,6 +106,10 @@ class CartPole(base.Environment):
       self.elapsed_steps = tf.Variable(tf.zeros([self.num_envs], tf.int32),
                                        trainable=False, name="elapsed_steps")
 
+  def __repr__(self) -> str:
+    return (f"CartPole(num_envs={self.num_envs}, "
+            f"max_episode_steps={self.max_episode_steps})")
+
   def _draw_states(self) -> tf.Tensor:
     # Raw Philox bits turned into floats by hand: the generator's own
     # `uniform` gives different numbers under XLA than without it.

@@ -1,0 +1,304 @@
+"""gymnasium environments behind the batched environment protocol.
+
+`GymEnvironment` steps gymnasium environments in Python, through
+`tf.numpy_function`, so a policy compiled with `tf.function` can drive them
+(also from inside a `tf.while_loop`). It is not `in_graph`: it cannot be
+compiled with XLA, and each step returns to Python once.
+
+A gymnasium environment's state lives in Python, outside TensorFlow
+variables, so it is not checkpointed: a run resumed from a checkpoint starts
+new episodes in its gymnasium environments.
+"""
+
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like.envs import base
+
+GYMNASIUM_MISSING = (
+    "GymEnvironment needs gymnasium, which is not installed. Install it with "
+    "`pip install sonnet_like[rl]` (or `pip install gymnasium`).")
+
+NO_SPEC_ERROR = (
+    "GymEnvironment: num_envs={num_envs} copies of the given gymnasium Env "
+    "are needed, but it has no spec to make them from (it was not created by "
+    "gymnasium.make). Pass a zero-argument factory instead, e.g. "
+    "GymEnvironment(lambda: MyEnv(), num_envs={num_envs}).")
+
+NO_RESET_MASK_ERROR = (
+    "GymEnvironment: the VectorEnv {vector} resets ended environments on the "
+    "next step (autoreset mode {mode}) and cannot reset them selectively with "
+    "reset(options={{'reset_mask': ...}}), so the same-step auto-reset of the "
+    "protocol cannot be given. Make it with autoreset_mode="
+    "gymnasium.vector.AutoresetMode.SAME_STEP, e.g. gymnasium.make_vec(id, "
+    "num_envs, vector_kwargs={{'autoreset_mode': "
+    "gymnasium.vector.AutoresetMode.SAME_STEP}}).")
+
+
+def import_gymnasium():
+  """Returns the gymnasium module, or raises an error saying how to get it."""
+  try:
+    import gymnasium  # pylint: disable=g-import-not-at-top
+  except ImportError as error:
+    raise ImportError(GYMNASIUM_MISSING) from error
+  return gymnasium
+
+
+def _convert_action_space(space, where: str) -> base.ActionSpace:
+  gym = import_gymnasium()
+  if isinstance(space, gym.spaces.Discrete):
+    if int(space.start) != 0:
+      raise ValueError(f"{where}: Discrete action spaces must start at 0, got "
+                       f"{space}.")
+    return base.Discrete(int(space.n))
+  if isinstance(space, gym.spaces.Box):
+    return base.Box(space.low, space.high)
+  raise ValueError(f"{where}: the action space must be a gymnasium Discrete "
+                   f"or Box, got {space}.")
+
+
+def _convert_observation_space(space, where: str) -> tf.TensorSpec:
+  gym = import_gymnasium()
+  if isinstance(space, gym.spaces.Box):
+    return tf.TensorSpec(space.shape, tf.float32)
+  raise ValueError(f"{where}: the observation space must be a gymnasium Box, "
+                   f"got {space}.")
+
+
+def _check_num_envs(num_envs) -> None:
+  if num_envs is not None and (
+      isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer))
+      or num_envs < 1):
+    raise ValueError(f"GymEnvironment: num_envs must be a positive int or "
+                     f"None, got {num_envs!r}.")
+
+
+class GymEnvironment(base.Environment):
+  """A batch of gymnasium environments as an `Environment`.
+
+  Observations are float32 `[num_envs, *shape]`; a `Discrete` action space
+  becomes `snt.envs.Discrete` (int actions `[num_envs]`), a `Box` one
+  `snt.envs.Box` (float32 actions `[num_envs, *shape]`). Ended episodes are
+  reset within the same `step` (`final_observation` holds the last
+  observation), whatever the autoreset mode of a given `VectorEnv`. A step
+  that gymnasium reports both terminated and truncated is terminated.
+
+  The first `reset` (explicit, or implicit at the first `observation` or
+  `step`) seeds environment `i` with `seed + i`, as gymnasium's vector
+  environments do; `reset(seed=s)` reseeds them with `s + i`.
+
+  The environments' state lives in Python and is not checkpointed: a resumed
+  run starts new episodes.
+
+  >>> env = GymEnvironment("CartPole-v1", num_envs=2, seed=0)
+  >>> env.reset(seed=0).shape
+  TensorShape([2, 4])
+  >>> env.step(tf.constant([0, 1])).reward.numpy()
+  array([1., 1.], dtype=float32)
+
+  Args:
+    env_or_id: A gymnasium id (`"CartPole-v1"`), an `Env` (copies made from
+      its spec when `num_envs > 1`), a `VectorEnv`, or a zero-argument
+      factory returning an `Env` (called `num_envs` times) or a `VectorEnv`.
+    num_envs: How many environments; None means 1, or the `VectorEnv`'s
+      count (asking a `VectorEnv` for another count is an error).
+    seed: Seeds the environments at their first reset.
+    name: Module name.
+  """
+
+  def __init__(self, env_or_id: Any, num_envs: int | None = None,
+               seed: int = 0, name: str = "gym_environment"):
+    super().__init__(name=name)
+    gym = import_gymnasium()
+    _check_num_envs(num_envs)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+      raise ValueError(f"GymEnvironment: seed must be an int, got {seed!r}.")
+    self._seed = int(seed)
+    self._envs, self._vector = None, None
+    source = env_or_id
+    if isinstance(source, str):
+      self._envs = [gym.make(source) for _ in range(num_envs or 1)]
+    elif isinstance(source, gym.vector.VectorEnv):
+      self._vector = source
+    elif isinstance(source, gym.Env):
+      count = num_envs or 1
+      if count > 1 and source.spec is None:
+        raise ValueError(NO_SPEC_ERROR.format(num_envs=count))
+      self._envs = [source] + [gym.make(source.spec) for _ in range(count - 1)]
+    elif callable(source):
+      first = source()
+      if isinstance(first, gym.vector.VectorEnv):
+        self._vector = first
+      elif isinstance(first, gym.Env):
+        self._envs = [first] + [source() for _ in range((num_envs or 1) - 1)]
+      else:
+        raise TypeError(f"GymEnvironment: the factory must return a gymnasium "
+                        f"Env or VectorEnv, got {type(first).__name__}: "
+                        f"{first!r}.")
+    else:
+      raise TypeError(f"GymEnvironment: env_or_id must be a gymnasium id, "
+                      f"Env, VectorEnv or a factory of them, got "
+                      f"{type(source).__name__}: {source!r}.")
+
+    if self._vector is not None:
+      self.num_envs = int(self._vector.num_envs)
+      if num_envs is not None and num_envs != self.num_envs:
+        raise ValueError(f"GymEnvironment: num_envs={num_envs} was asked for, "
+                         f"but the VectorEnv has {self.num_envs} "
+                         f"environments.")
+      mode = self._vector.metadata.get("autoreset_mode",
+                                       gym.vector.AutoresetMode.NEXT_STEP)
+      self._same_step = mode == gym.vector.AutoresetMode.SAME_STEP
+      self._mode = mode
+      spec = getattr(self._vector, "spec", None)
+      observation_space = self._vector.single_observation_space
+      action_space = self._vector.single_action_space
+    else:
+      self.num_envs = len(self._envs)
+      spec = self._envs[0].spec
+      observation_space = self._envs[0].observation_space
+      action_space = self._envs[0].action_space
+    self.env_name = spec.id if spec is not None else type(
+        self._vector or self._envs[0]).__name__
+    where = f"GymEnvironment({self.env_name})"
+    self._where = where
+    self.observation_spec = _convert_observation_space(observation_space,
+                                                       where)
+    self.action_space = _convert_action_space(action_space, where)
+    self.in_graph = False
+    self._observation = None   # float32 numpy, None before the first reset.
+
+  def __repr__(self) -> str:
+    return f"GymEnvironment({self.env_name!r}, num_envs={self.num_envs})"
+
+  # Python side, called through tf.numpy_function.
+
+  def _as_observation(self, observation) -> np.ndarray:
+    return np.asarray(observation, np.float32).reshape(
+        [self.num_envs, *self.observation_spec.shape])
+
+  def _py_reset(self, seed: int | None) -> np.ndarray:
+    if seed is None and self._observation is None:
+      seed = self._seed
+    if self._vector is not None:
+      observation, _ = self._vector.reset(seed=seed)
+    else:
+      observation = [
+          env.reset(seed=None if seed is None else seed + i)[0]
+          for i, env in enumerate(self._envs)]
+    self._observation = self._as_observation(observation)
+    return self._observation
+
+  def _py_observation(self) -> np.ndarray:
+    if self._observation is None:
+      self._py_reset(None)
+    return self._observation
+
+  def _check_py_action(self, action: np.ndarray) -> None:
+    if isinstance(self.action_space, base.Discrete):
+      bad = action[(action < 0) | (action >= self.action_space.num_actions)]
+      if bad.size:
+        raise ValueError(f"{self._where}: actions must be in [0, "
+                         f"{self.action_space.num_actions}), got "
+                         f"{bad.tolist()[:5]}.")
+
+  def _py_step(self, action: np.ndarray):
+    self._py_observation()
+    action = np.asarray(action)
+    self._check_py_action(action)
+    if self._vector is not None:
+      observation, reward, terminated, truncated, final = self._vector_step(
+          action)
+    else:
+      observation, final, reward, terminated, truncated = [], [], [], [], []
+      for env, env_action in zip(self._envs, action):
+        if isinstance(self.action_space, base.Discrete):
+          env_action = int(env_action)
+        obs, rew, term, trunc, _ = env.step(env_action)
+        final.append(obs)
+        if term or trunc:
+          obs, _ = env.reset()
+        observation.append(obs)
+        reward.append(rew)
+        terminated.append(term)
+        truncated.append(trunc)
+    self._observation = self._as_observation(observation)
+    terminated = np.asarray(terminated, np.bool_)
+    truncated = np.logical_and(np.asarray(truncated, np.bool_), ~terminated)
+    return (self._observation, np.asarray(reward, np.float32), terminated,
+            truncated, self._as_observation(final))
+
+  def _vector_step(self, action: np.ndarray):
+    observation, reward, terminated, truncated, info = self._vector.step(
+        action)
+    observation = np.array(observation, np.float32)
+    done = np.logical_or(terminated, truncated)
+    final = observation.copy()
+    if self._same_step:
+      for i in np.flatnonzero(info.get("_final_obs", np.zeros_like(done))):
+        final[i] = info["final_obs"][i]
+    elif done.any():
+      try:
+        fresh, _ = self._vector.reset(options={"reset_mask": done})
+      except Exception as error:  # pylint: disable=broad-except
+        raise ValueError(NO_RESET_MASK_ERROR.format(
+            vector=self._vector, mode=self._mode)) from error
+      observation[done] = np.asarray(fresh, np.float32)[done]
+    return observation, reward, terminated, truncated, final
+
+  # TensorFlow side.
+
+  def reset(self, seed: int | None = None) -> tf.Tensor:
+    """Starts new episodes; `seed` (a Python int) reseeds env i with seed+i."""
+    if seed is not None and (isinstance(seed, bool) or
+                             not isinstance(seed, (int, np.integer))):
+      raise ValueError(f"{self._where}: seed must be a Python int or None, "
+                       f"got {seed!r}.")
+    seed = None if seed is None else int(seed)
+    observation = tf.numpy_function(lambda: self._py_reset(seed), [],
+                                    tf.float32, name="gym_reset")
+    return self._shaped(observation)
+
+  def observation(self) -> tf.Tensor:
+    observation = tf.numpy_function(self._py_observation, [], tf.float32,
+                                    name="gym_observation")
+    return self._shaped(observation)
+
+  def _shaped(self, observation: tf.Tensor) -> tf.Tensor:
+    observation.set_shape([self.num_envs, *self.observation_spec.shape])
+    return observation
+
+  def _checked_action(self, action) -> tf.Tensor:
+    space = self.action_space
+    shape = [self.num_envs, *space.spec.shape]
+    action = tf.convert_to_tensor(action)
+    if isinstance(space, base.Discrete) and not action.dtype.is_integer:
+      raise TypeError(f"{self._where}: action must be an integer tensor, got "
+                      f"dtype {action.dtype.name}.")
+    if not action.shape.is_compatible_with(shape):
+      raise ValueError(f"{self._where}: action must have shape {shape}, got "
+                       f"{action.shape}.")
+    action = tf.cast(action, space.spec.dtype)
+    if tf.executing_eagerly():
+      self._check_py_action(action.numpy())
+    return action
+
+  def step(self, action: tf.Tensor) -> base.TimeStep:
+    """Steps every environment in Python; ended episodes restart at once."""
+    action = self._checked_action(action)
+    observation, reward, terminated, truncated, final = tf.numpy_function(
+        self._py_step, [action],
+        [tf.float32, tf.float32, tf.bool, tf.bool, tf.float32],
+        name="gym_step")
+    for flag in (reward, terminated, truncated):
+      flag.set_shape([self.num_envs])
+    return base.TimeStep(self._shaped(observation), reward, terminated,
+                         truncated, self._shaped(final))
+
+  def close(self) -> None:
+    """Closes the gymnasium environments."""
+    for env in [self._vector] if self._vector is not None else self._envs:
+      env.close()
+
