@@ -1,4 +1,4 @@
-"""Replicator and TpuReplicator: data-parallel strategies with replica-local state.
+"""Replicator, TpuReplicator: data-parallel strategies, replica-local state.
 
 A `Replicator` is a `tf.distribute.MirroredStrategy` whose variables are, by
 default, *replica local*: every device keeps its own copy, a replica reads and
