@@ -7,21 +7,31 @@ resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets).
 from sonnet_like.scenarios.checkpointing import Checkpointer
 from sonnet_like.scenarios.engine import NonFiniteError
 from sonnet_like.scenarios.engine import Scenario
+from sonnet_like.scenarios import gan_eval
+from sonnet_like.scenarios import gan_losses
+from sonnet_like.scenarios.gan import GAN
 from sonnet_like.scenarios.history import History
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
 from sonnet_like.scenarios.progress import ProgressBar
+from sonnet_like.scenarios.rl.ppo import PPO
+from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.tensorboard import TensorBoard
 
 __all__ = [
     "Checkpointer",
+    "DQN",
     "EarlyStopping",
+    "GAN",
     "History",
     "Hook",
     "NonFiniteError",
+    "PPO",
     "ProgressBar",
     "Scenario",
     "Supervised",
     "TensorBoard",
+    "gan_eval",
+    "gan_losses",
 ]

@@ -1,0 +1,401 @@
+"""`GAN`: adversarial training of a generator against a discriminator.
+
+    gan = snt.scenarios.GAN(num_steps=20_000, n_critic=5, loss="wasserstein",
+                            gradient_penalty=10.0, generator_ema=0.999)
+    gan(generator, discriminator, g_optimizer, d_optimizer, data)
+
+Design (the choices, and why):
+
+- One engine step is one full cycle: `n_critic` discriminator updates, then
+  one generator update, all inside the compiled step (the critic loop is
+  unrolled in Python while tracing, so each update is a plain graph node: no
+  `tf.cond`/`tf.while_loop` around an optimizer, which a multi-replica
+  strategy cannot synchronise, and no loop overhead). `num_steps` therefore
+  counts generator updates, as in the WGAN-GP paper. Steps per call, hooks,
+  logging, evaluation and checkpoints fall between cycles, so the phase
+  inside the `n_critic` cycle is always 0 at a checkpoint: resume is exact
+  without a separate phase counter.
+- All randomness of a step (latent codes for every update, WGAN-GP
+  interpolation weights) is drawn from `self.rng`, the engine's checkpointed
+  generator, in `next_inputs` for the whole global batch, then cut per
+  replica like the real data. So a resumed run draws the same numbers, and a
+  `MirroredStrategy` run sees exactly what one device sees.
+- The latent sampler is `latent_size=` (standard normal `[batch,
+  latent_size]`) or a callable `sampler(rng, batch_size)` returning a
+  `[batch_size, ...]` tensor drawn from the `tf.random.Generator` it gets.
+- Data is an array of real examples `[N, ...]` (shuffled every epoch from
+  `seed`, cut into `batch_size` batches) or a `tf.data.Dataset` of real
+  batches (used as batched, repeated). Each critic update takes the next
+  batch; the iterator is checkpointed.
+- The generator's EMA (`generator_ema=decay`) is a set of variables that
+  mirror the generator's trainable variables, start equal to them and are
+  updated after every generator update, `ema = decay * ema + (1 - decay) *
+  w`. They are checkpointed (`trackables()["generator_ema"]`) and swapped into
+  the generator by `sample` and `ema_weights()` (so evaluators use them).
+- Losses are per example and divided by the global batch size, so N
+  replicas add up to one device.
+"""
+
+import contextlib
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like.scenarios import data as data_lib
+from sonnet_like.scenarios import engine
+from sonnet_like.scenarios import gan_losses
+from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios import supervised
+
+Sampler = Callable[[tf.random.Generator, Any], tf.Tensor]
+Evaluator = Callable[[Any], dict[str, float]]
+
+DATA_ERROR = (
+    "GAN: data must be a tf.data.Dataset whose elements are batches of real "
+    "examples (one tensor each; for (x, y) pairs use "
+    "`dataset.map(lambda x, y: x)`) or an array of real examples shaped "
+    "[N, ...], got {value}.")
+
+DISCRIMINATOR_OUTPUT_ERROR = (
+    "GAN: the discriminator must return one score per example, shaped "
+    "[batch] or [batch, 1], got shape {shape} for a batch of {batch}. End it "
+    "with a Linear(1) (and no softmax).")
+
+GENERATOR_OUTPUT_ERROR = (
+    "GAN: the generator's samples have shape {fake} per example but the real "
+    "data has {real}; make the generator's last layer produce the data's "
+    "shape.")
+
+
+class GeneratorEMA(tf.Module):
+  """Exponential moving averages of a generator's trainable variables."""
+
+  def __init__(self, variables: Iterable[tf.Variable], decay: float):
+    super().__init__(name="generator_ema")
+    self.decay = decay
+    self.targets = list(variables)
+    self.averages = [
+        tf.Variable(v.read_value(), trainable=False,
+                    name=v.name.split(":")[0].replace("/", "_") + "_ema")
+        for v in self.targets]
+
+  def update(self) -> None:
+    """`ema = decay * ema + (1 - decay) * w` for every variable."""
+    for average, target in zip(self.averages, self.targets):
+      average.assign(self.decay * average +
+                     (1.0 - self.decay) * target.read_value())
+
+
+def _check_fraction(name: str, value: Any) -> None:
+  if value is None:
+    return
+  if (isinstance(value, bool) or not isinstance(value, (int, float)) or
+      not 0.0 <= value < 1.0):
+    raise ValueError(f"GAN: {name} must be a float in [0, 1) or None, got "
+                     f"{value!r}.")
+
+
+def _describe(value: Any) -> str:
+  if isinstance(value, tf.data.Dataset):
+    return f"a tf.data.Dataset with elements {value.element_spec}"
+  return f"{type(value).__name__}{getattr(value, 'shape', '')}"
+
+
+def real_dataset(data: Any, batch_size: int, seed: int,
+                 shuffle: bool = True) -> tf.data.Dataset:
+  """An endless dataset of real batches (see the module docstring)."""
+  if isinstance(data, tf.data.Dataset):
+    if not isinstance(data.element_spec, tf.TensorSpec) or (
+        data.element_spec.shape.rank or 0) < 2:
+      raise TypeError(DATA_ERROR.format(value=_describe(data)))
+    return data.repeat()
+  if (isinstance(data, (str, bytes, dict, tuple, list)) or
+      not hasattr(data, "shape") or len(data.shape) < 2 or
+      not np.issubdtype(np.asarray(data).dtype, np.number)):
+    raise TypeError(DATA_ERROR.format(value=_describe(data)))
+  x = np.asarray(data)
+  x = x.astype(np.float32) if x.dtype == np.float64 else x
+  if len(x) < batch_size:
+    raise ValueError(f"GAN: data has {len(x)} examples, fewer than "
+                     f"batch_size={batch_size}.")
+  dataset = tf.data.Dataset.from_tensor_slices(x)
+  if shuffle:
+    dataset = dataset.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
+  return dataset.repeat().batch(batch_size, drop_remainder=True).prefetch(2)
+
+
+class GAN(engine.Scenario):
+  """Trains a generator and a discriminator in alternation.
+
+      >>> import numpy as np, sonnet_like as snt, keras
+      >>> real = np.random.default_rng(0).normal(3.0, 0.5, size=(256, 1))
+      >>> generator = snt.nets.MLP([16, 1], name="generator")
+      >>> discriminator = snt.nets.MLP([16, 1], name="discriminator")
+      >>> gan = snt.scenarios.GAN(num_steps=300, batch_size=64, latent_size=4,
+      ...                         steps_per_call=50, progress=False)
+      >>> history = gan(generator, discriminator, keras.optimizers.Adam(0.01),
+      ...               keras.optimizers.Adam(0.01), real)
+      >>> bool(abs(gan.sample(500).mean() - 3.0) < 0.5)
+      True
+
+  Args:
+    num_steps: Generator updates (each preceded by `n_critic` discriminator
+      updates).
+    n_critic: Discriminator updates per generator update.
+    loss: A name in `gan_losses.LOSSES` ("minimax", "non_saturating",
+      "wasserstein", "hinge", "least_squares") or a pair of per-example
+      callables `(d_loss(real_logits, fake_logits), g_loss(fake_logits))`.
+    gradient_penalty: Weight of the gradient penalty on the discriminator (0
+      for none): lambda of WGAN-GP or gamma of R1.
+    penalty: "wgan_gp" (on interpolates) or "r1" (on real examples).
+    generator_ema: Decay of the generator's weight average, in [0, 1), or
+      None for no average. When set, `sample` and evaluators use it.
+    latent_size: Size of the standard normal latent code.
+    sampler: Instead of `latent_size`, `sampler(rng, batch_size)` returning a
+      latent batch drawn from the `tf.random.Generator` `rng`.
+    batch_size: Global batch size for array data.
+    shuffle: Shuffle array data every epoch (from `seed`).
+    **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
+      save_every, save_dir, strategy, jit_compile, on_nonfinite, clip_norm,
+      seed, hooks, progress, ...).
+  """
+
+  def __init__(self, num_steps: int, *, n_critic: int = 1,
+               loss: Any = "non_saturating", gradient_penalty: float = 0.0,
+               penalty: str = "wgan_gp", generator_ema: float | None = None,
+               latent_size: int | None = 64, sampler: Sampler | None = None,
+               batch_size: int = 64, shuffle: bool = True, **kwargs):
+    super().__init__(num_steps, **kwargs)
+    engine._check_positive("GAN", "n_critic", n_critic, False)  # pylint: disable=protected-access
+    engine._check_positive("GAN", "batch_size", batch_size, False)  # pylint: disable=protected-access
+    self.d_loss_fn, self.g_loss_fn = gan_losses.get(loss)
+    if (isinstance(gradient_penalty, bool) or
+        not isinstance(gradient_penalty, (int, float)) or
+        not gradient_penalty >= 0):
+      raise ValueError(f"GAN: gradient_penalty must be a non-negative float, "
+                       f"got {gradient_penalty!r}.")
+    if penalty not in gan_losses.PENALTIES:
+      raise ValueError(f"GAN: penalty must be one of "
+                       f"{list(gan_losses.PENALTIES)}, got {penalty!r}.")
+    _check_fraction("generator_ema", generator_ema)
+    if sampler is not None:
+      if not callable(sampler):
+        raise TypeError(f"GAN: sampler must be callable as sampler(rng, "
+                        f"batch_size), got {sampler!r}.")
+    else:
+      engine._check_positive("GAN", "latent_size", latent_size, False)  # pylint: disable=protected-access
+    replicas = self.strategy.num_replicas_in_sync
+    if batch_size % replicas:
+      raise ValueError(f"GAN: batch_size must be a multiple of the "
+                       f"{replicas} replicas, got {batch_size}.")
+    self.n_critic, self.loss = n_critic, loss
+    self.gradient_penalty, self.penalty = float(gradient_penalty), penalty
+    self.generator_ema, self.latent_size = generator_ema, latent_size
+    self.batch_size, self.shuffle = batch_size, shuffle
+    self._sampler = sampler or self._normal
+    self._ema: GeneratorEMA | None = None
+
+  def _normal(self, rng: tf.random.Generator, batch_size: Any) -> tf.Tensor:
+    return rng.normal([batch_size, self.latent_size])
+
+  def __call__(self, generator: Any, discriminator: Any, g_optimizer: Any,
+               d_optimizer: Any, data: Any,
+               evaluators: Iterable[Evaluator] = ()) -> history_lib.History:
+    """Trains (or resumes training) and returns the `History`.
+
+    Args:
+      generator: A callable module mapping latent codes to examples.
+      discriminator: A callable module mapping examples to one score (logit)
+        per example, shaped `[batch]` or `[batch, 1]`; no batch statistics
+        if a gradient penalty is used.
+      g_optimizer: Optimizer of the generator (Keras or sonnet_like).
+      d_optimizer: Optimizer of the discriminator; a different object.
+      data: Real examples: an array `[N, ...]` or a `tf.data.Dataset` of
+        batches.
+      evaluators: Callables `evaluator(gan) -> {name: value}` run at eval
+        boundaries (every `eval_every` steps and at the end); see
+        `gan_eval.ModeCoverage`, `gan_eval.SampleGrid`,
+        `gan_eval.ClassifierScore`.
+    """
+    for name, model in (("generator", generator),
+                        ("discriminator", discriminator)):
+      if not callable(model):
+        raise TypeError(f"GAN: {name} must be callable, got {model!r}.")
+    for name, optimizer in (("g_optimizer", g_optimizer),
+                            ("d_optimizer", d_optimizer)):
+      if not (hasattr(optimizer, "apply_gradients") or
+              hasattr(optimizer, "apply")):
+        raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
+            owner="GAN", value=optimizer).replace("optimizer must",
+                                                  f"{name} must"))
+    if g_optimizer is d_optimizer:
+      raise ValueError("GAN: g_optimizer and d_optimizer must be two "
+                       "optimizer objects (each keeps its own slots), got the "
+                       "same object twice.")
+    evaluators = tuple(evaluators)
+    for evaluator in evaluators:
+      if not callable(evaluator):
+        raise TypeError(f"GAN: evaluators must be callables evaluator(gan) "
+                        f"-> dict, got {evaluator!r}.")
+    self.generator, self.discriminator = generator, discriminator
+    self.g_optimizer, self.d_optimizer = g_optimizer, d_optimizer
+    self._dataset = real_dataset(data, self.batch_size, self.seed,
+                                 self.shuffle)
+    self.evaluators = evaluators
+    return self.run()
+
+  # ---- Engine interface. ----
+
+  def models(self):
+    return {"generator": self.generator, "discriminator": self.discriminator}
+
+  def trackables(self):
+    named = dict(self.models(), g_optimizer=self.g_optimizer,
+                 d_optimizer=self.d_optimizer, data=self._iterator)
+    if self._ema is not None:
+      named["generator_ema"] = self._ema
+    return named
+
+  def build(self):
+    self._iterator = iter(self._dataset)
+    real_shape = self._dataset.element_spec.shape[1:]
+    z = self._sampler(tf.random.Generator.from_seed(0), 2)
+    fake = supervised.call_model(self.generator, z, False)
+    if not real_shape.is_compatible_with(fake.shape[1:]):
+      raise ValueError(GENERATOR_OUTPUT_ERROR.format(
+          fake=fake.shape[1:].as_list(), real=real_shape.as_list()))
+    self._scores(fake, training=False)
+    step_lib.build_optimizer(self.g_optimizer,
+                             self.generator.trainable_variables)
+    step_lib.build_optimizer(self.d_optimizer,
+                             self.discriminator.trainable_variables)
+    self._ema = None
+    if self.generator_ema is not None:
+      self._ema = GeneratorEMA(self.generator.trainable_variables,
+                               self.generator_ema)
+
+  def _uses_interpolates(self) -> bool:
+    return self.gradient_penalty > 0 and self.penalty == "wgan_gp"
+
+  def next_inputs(self):
+    """`n_critic` real batches, their latent codes and interpolation weights
+    and the generator's latent codes, drawn for the global batch."""
+    reals, codes, weights = [], [], []
+    for _ in range(self.n_critic):
+      real = next(self._iterator)
+      size = real.shape[0] or tf.shape(real)[0]
+      reals.append(real)
+      codes.append(self._sampler(self.rng, size))
+      if self._uses_interpolates():
+        weights.append(self.rng.uniform([size]))
+    generator_codes = self._sampler(self.rng, size)
+    return data_lib.split_for_replicas(
+        self.strategy,
+        (tuple(reals), tuple(codes), tuple(weights), generator_codes))
+
+  def _scores(self, inputs: tf.Tensor, training: bool = True) -> tf.Tensor:
+    scores = supervised.call_model(self.discriminator, inputs, training)
+    batch = inputs.shape[0]
+    shape = scores.shape
+    if shape.rank == 2 and shape[1] == 1:
+      scores = scores[:, 0]
+    elif shape.rank != 1 or (batch is not None and shape[0] is not None and
+                             shape[0] != batch):
+      raise ValueError(DISCRIMINATOR_OUTPUT_ERROR.format(
+          shape=shape.as_list() if shape.rank is not None else shape,
+          batch=batch))
+    return scores
+
+  def _critic_update(self, real, code, weight, global_size):
+    fake = tf.stop_gradient(supervised.call_model(self.generator, code, True))
+    variables = self.discriminator.trainable_variables
+    with tf.GradientTape() as tape:
+      losses = self.d_loss_fn(self._scores(real), self._scores(fake))
+      penalty = None
+      if self.gradient_penalty > 0:
+        if self.penalty == "wgan_gp":
+          penalty = gan_losses.wgan_gp_penalty(self._scores, real, fake,
+                                               weight)
+        else:
+          penalty = gan_losses.r1_penalty(self._scores, real)
+        losses = losses + self.gradient_penalty * penalty
+      loss = tf.reduce_sum(losses) / global_size
+    grads = tape.gradient(loss, variables)
+    self.apply_update(self.d_optimizer, grads, variables, loss=loss)
+    mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
+    return tf.reduce_mean(losses), mean_penalty
+
+  def _generator_update(self, code, global_size):
+    variables = self.generator.trainable_variables
+    with tf.GradientTape() as tape:
+      fake = supervised.call_model(self.generator, code, True)
+      losses = self.g_loss_fn(self._scores(fake))
+      loss = tf.reduce_sum(losses) / global_size
+    grads = tape.gradient(loss, variables)
+    self.apply_update(self.g_optimizer, grads, variables, loss=loss)
+    return tf.reduce_mean(losses)
+
+  def train_step(self, reals, codes, weights, generator_codes):
+    """One cycle on this replica: `n_critic` D updates, then one G update.
+
+    Returns the mean discriminator loss over the cycle ("d_loss", including
+    the weighted penalty), the generator loss ("g_loss") and, with a penalty,
+    its mean value ("penalty"), averaged over the global batch.
+    """
+    replicas = self.strategy.num_replicas_in_sync
+    d_losses, penalties = [], []
+    for i in range(self.n_critic):
+      local = reals[i].shape[0] or tf.shape(reals[i])[0]
+      global_size = tf.cast(local * replicas, reals[i].dtype)
+      d_loss, penalty = self._critic_update(
+          reals[i], codes[i], weights[i] if weights else None, global_size)
+      d_losses.append(d_loss)
+      if penalty is not None:
+        penalties.append(penalty)
+    local = generator_codes.shape[0] or tf.shape(generator_codes)[0]
+    g_loss = self._generator_update(
+        generator_codes, tf.cast(local * replicas, tf.float32))
+    if self._ema is not None:
+      self._ema.update()
+    logs = {"d_loss": tf.add_n(d_losses) / len(d_losses), "g_loss": g_loss}
+    if penalties:
+      logs["penalty"] = tf.add_n(penalties) / len(penalties)
+    return logs
+
+  def evaluate_now(self):
+    if not self.evaluators:
+      return None
+    metrics: dict[str, float] = {}
+    for evaluator in self.evaluators:
+      metrics.update(evaluator(self) or {})
+    return metrics
+
+  # ---- Sampling. ----
+
+  @contextlib.contextmanager
+  def ema_weights(self) -> Iterator[None]:
+    """Puts the EMA weights into the generator inside the block (if any)."""
+    if self._ema is None:
+      yield
+      return
+    saved = [v.read_value() for v in self._ema.targets]
+    for target, average in zip(self._ema.targets, self._ema.averages):
+      target.assign(average.read_value())
+    try:
+      yield
+    finally:
+      for target, value in zip(self._ema.targets, saved):
+        target.assign(value)
+
+  def sample(self, num_samples: int, seed: int = 0) -> np.ndarray:
+    """`num_samples` generated examples (EMA weights if enabled), as NumPy.
+
+    The latent codes come from a fresh generator seeded with `seed`, never
+    from `self.rng`, so evaluating does not change the training run.
+    """
+    engine._check_positive("GAN", "num_samples", num_samples, False)  # pylint: disable=protected-access
+    codes = self._sampler(tf.random.Generator.from_seed(seed), num_samples)
+    with self.ema_weights():
+      return np.asarray(supervised.call_model(self.generator, codes, False))
