@@ -1,0 +1,411 @@
+"""`DQN`: deep Q-learning with a replay buffer and a target network.
+
+    dqn = snt.scenarios.DQN(num_env_steps=50_000, learning_starts=1_000)
+    dqn(q_network, optimizer, env, eval_env=eval_env)
+
+One scenario step is one step of all `num_envs` environments (epsilon-greedy
+actions from the scenario's generator) stored in a `ReplayBuffer`, plus a
+gradient update every `train_every` steps once `learning_starts` transitions
+are stored, plus a target-network sync every `target_update_every` steps.
+All of it runs inside the compiled step, so with an in-graph environment and
+`steps_per_call=K` a call plays and learns for K steps without Python.
+"""
+
+import copy
+from typing import Any, Callable
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like import envs
+from sonnet_like.scenarios import engine
+from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import replay
+from sonnet_like.scenarios.rl import schedules
+
+LOSSES = ("huber", "mse")
+
+NOT_DISCRETE_ERROR = (
+    "DQN: the environment's actions must be Discrete (one Q-value per "
+    "action), got {space!r}. Use a policy-gradient scenario (PPO, "
+    "REINFORCE) for continuous actions.")
+
+NO_EVAL_ENV_ERROR = (
+    "DQN: eval_every is set but there is no environment to evaluate in. "
+    "Evaluation never steps the training environment, and a separate copy "
+    "is made only when env is an id or a factory: pass eval_env=... (for "
+    "example the same environment class with another seed).")
+
+MULTI_REPLICA_ERROR = (
+    "DQN runs under the default strategy only, got {strategy} with {replicas} "
+    "replicas: a rollout would need one batch of environments per replica.")
+
+TARGET_COPY_ERROR = (
+    "DQN: could not copy q_network for the target network ({error}). Pass "
+    "target_network=... (a second instance of the same network) to "
+    "dqn(q_network, optimizer, env, target_network=...).")
+
+
+def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
+               next_q_target: tf.Tensor, gamma: float,
+               next_q_online: tf.Tensor | None = None) -> tf.Tensor:
+  """One-step Q-learning targets.
+
+  `reward + gamma * (1 - terminated) * next_q_target[a*]`, where `a*` is the
+  greedy action of `next_q_online` (double DQN, van Hasselt et al. 2016) or,
+  when it is None, of `next_q_target` (the max, as in Mnih et al. 2015).
+
+  Args:
+    reward: `[batch]` rewards.
+    terminated: `[batch]` bool; no bootstrapping where True.
+    next_q_target: `[batch, actions]` target-network values at the next
+      observation.
+    gamma: The discount.
+    next_q_online: `[batch, actions]` online-network values there, for double
+      DQN; None for plain DQN.
+
+  Returns:
+    `[batch]` float32 targets (no gradient flows through them).
+  """
+  chooser = next_q_target if next_q_online is None else next_q_online
+  best = tf.argmax(chooser, axis=-1, output_type=tf.int32)
+  bootstrap = tf.gather(next_q_target, best, axis=1, batch_dims=1)
+  keep = 1.0 - tf.cast(terminated, tf.float32)
+  targets = tf.cast(reward, tf.float32) + gamma * keep * tf.cast(
+      bootstrap, tf.float32)
+  return tf.stop_gradient(targets)
+
+
+def _huber(error: tf.Tensor) -> tf.Tensor:
+  magnitude = tf.abs(error)
+  return tf.where(magnitude <= 1.0, 0.5 * tf.square(error), magnitude - 0.5)
+
+
+def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
+  if isinstance(value, schedules.Schedule):
+    return value
+  if isinstance(value, (int, float)) and not isinstance(value, bool):
+    return schedules.ConstantSchedule(float(value))
+  if isinstance(value, tuple) and len(value) == 3:
+    start, end, fraction = value
+    if isinstance(fraction, (int, float)) and 0 < fraction <= 1:
+      return schedules.LinearSchedule(
+          start, end, steps=max(1, int(round(fraction * num_steps))))
+  raise ValueError(f"DQN: epsilon must be a number, (start, end, fraction) "
+                   f"with 0 < fraction <= 1 or a Schedule, got {value!r}.")
+
+
+def _make(env: Any, num_envs: int | None, seed: int) -> envs.Environment:
+  if isinstance(env, envs.Environment):
+    return env
+  make = getattr(envs, "make", None)
+  if make is None:
+    raise TypeError(f"DQN: env must be an snt.envs.Environment, got {env!r}.")
+  return make(env, num_envs=num_envs or 1, seed=seed)
+
+
+class DQN(engine.Scenario):
+  """Trains a Q-network with DQN (optionally double DQN) on discrete actions.
+
+  Counting: `num_env_steps` and `learning_starts` count transitions (each
+  scenario step adds `num_envs` of them); `train_every`,
+  `target_update_every`, `eval_every`, `save_every`, `log_every` and
+  `steps_per_call` count scenario steps (one step of every environment).
+  The epsilon schedule is a function of the scenario step, so a resumed run
+  continues it exactly; the replay buffer, target network, environment state
+  (in-graph environments), episode statistics, optimizer and generator are
+  all in the checkpoint.
+
+  Logs: "loss" and "q_mean" of the latest update, "epsilon", and the
+  `EpisodeStats` logs ("episode_return", "episode_length", "episodes",
+  "env_steps"). Evaluation (`eval_every`, and at the end) plays
+  `eval_episodes` whole episodes greedily in the evaluation environment and
+  reports their mean "episode_return" and "episode_length".
+
+  DQN runs under the default strategy: a multi-replica strategy would need
+  one batch of environments per replica, and is refused.
+
+      >>> import keras, sonnet_like as snt
+      >>> from tests import rl_toys
+      >>> dqn = snt.scenarios.DQN(num_env_steps=1_200, num_envs=4,
+      ...                         learning_starts=100, batch_size=32,
+      ...                         target_update_every=20, steps_per_call=50,
+      ...                         epsilon=(1.0, 0.05, 0.3), eval_episodes=8,
+      ...                         progress=False)
+      >>> history = dqn(snt.nets.MLP([16, 2], name="q"),
+      ...               keras.optimizers.Adam(0.01),
+      ...               rl_toys.Guess(num_envs=4, seed=1),
+      ...               eval_env=rl_toys.Guess(num_envs=4, seed=2))
+      >>> history.eval["episode_return"][-1] > 4   # Random play returns 2.5.
+      True
+
+  Args:
+    num_env_steps: Transitions to collect in total (rounded up to whole
+      steps of all environments).
+    num_envs: Environments stepped together; None takes the environment's
+      own count (1 for a gymnasium id or factory).
+    buffer_size: Replay buffer capacity, in transitions.
+    batch_size: Transitions per gradient update.
+    learning_starts: Transitions to collect before the first update.
+    train_every: Scenario steps between gradient updates.
+    target_update_every: Scenario steps between target-network syncs.
+    tau: Sync weight: 1 copies the online network (hard update), smaller
+      values move the target by `tau` towards it (Polyak averaging).
+    gamma: Discount.
+    epsilon: Exploration: a number, `(start, end, fraction)` for a linear
+      decay over `fraction` of the run, or a `schedules.Schedule` of the
+      scenario step.
+    double_dqn: Pick the bootstrap action with the online network.
+    loss: "huber" (smooth L1, as most DQN implementations) or "mse".
+    eval_episodes: Episodes per greedy evaluation.
+    **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
+      save_every, save_dir, jit_compile, on_nonfinite, clip_norm, seed,
+      hooks, progress, ...).
+  """
+
+  def __init__(self, num_env_steps: int, *, num_envs: int | None = None,
+               buffer_size: int = 100_000, batch_size: int = 64,
+               learning_starts: int = 1_000, train_every: int = 1,
+               target_update_every: int = 100, tau: float = 1.0,
+               gamma: float = 0.99,
+               epsilon: Any = (1.0, 0.05, 0.1), double_dqn: bool = True,
+               loss: str = "huber", eval_episodes: int = 10, **kwargs):
+    check = engine._check_positive  # pylint: disable=protected-access
+    check("DQN", "num_env_steps", num_env_steps, optional=False)
+    check("DQN", "num_envs", num_envs)
+    check("DQN", "buffer_size", buffer_size, optional=False)
+    check("DQN", "batch_size", batch_size, optional=False)
+    check("DQN", "train_every", train_every, optional=False)
+    check("DQN", "target_update_every", target_update_every, optional=False)
+    check("DQN", "eval_episodes", eval_episodes, optional=False)
+    if isinstance(learning_starts, bool) or not isinstance(
+        learning_starts, int) or learning_starts < 0:
+      raise ValueError(f"DQN: learning_starts must be a non-negative int, got "
+                       f"{learning_starts!r}.")
+    if not (isinstance(tau, (int, float)) and 0 < tau <= 1):
+      raise ValueError(f"DQN: tau must be in (0, 1], got {tau!r}.")
+    if not (isinstance(gamma, (int, float)) and 0 <= gamma <= 1):
+      raise ValueError(f"DQN: gamma must be in [0, 1], got {gamma!r}.")
+    if loss not in LOSSES:
+      raise ValueError(f"DQN: loss must be one of {list(LOSSES)}, got "
+                       f"{loss!r}.")
+    super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
+    self._check_strategy(self.strategy)
+    self.num_env_steps, self.num_envs = num_env_steps, num_envs
+    self.buffer_size, self.batch_size = buffer_size, batch_size
+    self.learning_starts, self.train_every = learning_starts, train_every
+    self.target_update_every, self.tau = target_update_every, float(tau)
+    self.gamma, self.double_dqn = float(gamma), bool(double_dqn)
+    self.loss, self.eval_episodes = loss, eval_episodes
+    self._epsilon_setting = epsilon
+    self.epsilon = _epsilon_schedule(epsilon, self.num_steps)
+    self._runner: episodes.EpisodeRunner | None = None
+
+  @staticmethod
+  def _steps(num_env_steps: int, num_envs: int) -> int:
+    return -(-num_env_steps // num_envs)
+
+  @staticmethod
+  def _check_strategy(strategy: tf.distribute.Strategy) -> None:
+    if strategy.num_replicas_in_sync > 1:
+      raise ValueError(MULTI_REPLICA_ERROR.format(
+          strategy=type(strategy).__name__,
+          replicas=strategy.num_replicas_in_sync))
+
+  def __call__(self, q_network: Callable[[tf.Tensor], tf.Tensor],
+               optimizer: Any, env: Any, eval_env: Any = None,
+               target_network: Any = None) -> history_lib.History:
+    """Trains (or resumes training) and returns the `History`.
+
+    Args:
+      q_network: Maps observations `[batch, ...]` to Q-values
+        `[batch, num_actions]` (an `snt.Module` or any `tf.Module`).
+      optimizer: A Keras or sonnet_like optimizer.
+      env: An `snt.envs.Environment`, or anything `snt.envs.make` accepts
+        (gymnasium id, Env, VectorEnv, factory).
+      eval_env: Where evaluation plays (never the training environment);
+        by default a copy of `env` with another seed when `env` is an id or a
+        factory.
+      target_network: The module to hold the target weights; by default a
+        deep copy of `q_network`.
+    """
+    self._check_strategy(self.strategy)
+    if not callable(q_network):
+      raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
+    if not (hasattr(optimizer, "apply_gradients") or
+            hasattr(optimizer, "apply")):
+      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
+          owner="DQN", value=optimizer))
+    given = isinstance(env, envs.Environment)
+    self.env = _make(env, self.num_envs, self.seed)
+    space = self.env.action_space
+    if not isinstance(space, envs.Discrete):
+      raise ValueError(NOT_DISCRETE_ERROR.format(space=space))
+    if self.num_envs is not None and self.env.num_envs != self.num_envs:
+      raise ValueError(f"DQN: num_envs is {self.num_envs} but the environment "
+                       f"has {self.env.num_envs}.")
+    if self.buffer_size < self.env.num_envs:
+      raise ValueError(f"DQN: buffer_size must be at least num_envs "
+                       f"({self.env.num_envs}), got {self.buffer_size}.")
+    if eval_env is not None:
+      self.eval_env = _make(eval_env, self.env.num_envs, self.seed + 1)
+      if self.eval_env is self.env:
+        raise ValueError("DQN: eval_env must not be the training environment "
+                         "(evaluation resets it).")
+    elif not given:
+      self.eval_env = _make(env, self.env.num_envs, self.seed + 1)
+    else:
+      self.eval_env = None
+    if self.eval_env is not None and not isinstance(self.eval_env.action_space,
+                                                    envs.Discrete):
+      raise ValueError(NOT_DISCRETE_ERROR.format(
+          space=self.eval_env.action_space))
+    if self.eval_env is None and self.eval_every:
+      raise ValueError(NO_EVAL_ENV_ERROR)
+    self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
+    self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
+    self.q_network, self.optimizer = q_network, optimizer
+    self._target_given = target_network
+    self._runner = None
+    return self.run()
+
+  # ---- Engine interface. ----
+
+  def models(self):
+    return {"q_network": self.q_network}
+
+  def trackables(self):
+    return {"q_network": self.q_network, "target_network": self.target_network,
+            "optimizer": self.optimizer, "replay_buffer": self.buffer,
+            "env": self.env, "episode_stats": self.stats,
+            "dqn_state": self._state}
+
+  def build(self):
+    env, num_actions = self.env, self.env.action_space.num_actions
+    env.reset(seed=self.seed)
+    spec = env.observation_spec
+    example = tf.zeros([1] + spec.shape.as_list(), spec.dtype)
+    values = self.q_network(example)
+    if values.shape.as_list() != [1, num_actions]:
+      raise ValueError(f"DQN: q_network must map observations [batch, "
+                       f"{', '.join(map(str, spec.shape))}] to Q-values "
+                       f"[batch, {num_actions}], got output shape "
+                       f"{values.shape.as_list()[1:]} per observation.")
+    if self._target_given is None:
+      try:
+        self.target_network = copy.deepcopy(self.q_network)
+      except Exception as error:  # pylint: disable=broad-except
+        raise TypeError(TARGET_COPY_ERROR.format(error=error)) from error
+    else:
+      self.target_network = self._target_given
+      self.target_network(example)
+    online, target = self._online_variables(), self._target_variables()
+    if [v.shape for v in online] != [v.shape for v in target]:
+      raise ValueError("DQN: target_network must have the same variables "
+                       "(shapes, in order) as q_network.")
+    for t, o in zip(target, online):
+      t.assign(o)
+    self.buffer = replay.ReplayBuffer(self.buffer_size, spec,
+                                      env.action_space.spec)
+    self.stats = episodes.EpisodeStats(env.num_envs)
+    self._state = tf.Module(name="dqn_state")
+    self._state.loss = tf.Variable(0.0, trainable=False, name="loss")
+    self._state.q_mean = tf.Variable(0.0, trainable=False, name="q_mean")
+    step_lib.build_optimizer(self.optimizer, self.q_network.trainable_variables)
+
+  def _online_variables(self) -> list[tf.Variable]:
+    return list(self.q_network.trainable_variables)
+
+  def _target_variables(self) -> list[tf.Variable]:
+    return list(self.target_network.trainable_variables)
+
+  def act(self, observation: tf.Tensor, epsilon: tf.Tensor) -> tf.Tensor:
+    """Epsilon-greedy actions from `self.rng` (traced)."""
+    n = tf.shape(observation)[0]
+    num_actions = self.env.action_space.num_actions
+    greedy = tf.argmax(self.q_network(observation), axis=-1,
+                       output_type=tf.int32)
+    explore = self.rng.uniform([n]) < epsilon
+    random = self.rng.uniform([n], minval=0, maxval=num_actions,
+                              dtype=tf.int32)
+    return tf.where(explore, random, greedy)
+
+  def update(self) -> tuple[tf.Tensor, tf.Tensor]:
+    """One gradient step on a sampled batch; returns (loss, mean Q)."""
+    batch = self.buffer.sample(self.batch_size, self.rng)
+    next_target = self.target_network(batch.next_observation)
+    next_online = (self.q_network(batch.next_observation) if self.double_dqn
+                   else None)
+    targets = td_targets(batch.reward, batch.terminated, next_target,
+                         self.gamma, next_online)
+    variables = self._online_variables()
+    with tf.GradientTape() as tape:
+      q = tf.gather(self.q_network(batch.observation), batch.action, axis=1,
+                    batch_dims=1)
+      error = tf.cast(q, tf.float32) - targets
+      losses = _huber(error) if self.loss == "huber" else tf.square(error)
+      loss = tf.reduce_mean(losses)
+    grads = tape.gradient(loss, variables)
+    finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
+    q_mean = tf.reduce_mean(tf.cast(q, tf.float32))
+    self._state.loss.assign(tf.where(finite, loss, self._state.loss))
+    self._state.q_mean.assign(tf.where(finite, q_mean, self._state.q_mean))
+    return loss, q_mean
+
+  def sync_target(self) -> None:
+    """Moves the target network to the online one (by `tau`)."""
+    for t, o in zip(self._target_variables(), self._online_variables()):
+      if self.tau == 1.0:
+        t.assign(o)
+      else:
+        t.assign(self.tau * o + (1.0 - self.tau) * t)
+
+  def train_step(self):
+    env = self.env
+    step = self._step_var + 1  # This step's number, 1-based.
+    epsilon = self.epsilon(self._step_var)
+    observation = env.observation()
+    action = self.act(observation, epsilon)
+    timestep = env.step(action)
+    self.stats.update(timestep)
+    self.buffer.add(replay.Transition(
+        observation=observation, action=action,
+        reward=tf.cast(timestep.reward, tf.float32),
+        next_observation=timestep.final_observation,
+        terminated=tf.cast(timestep.terminated, tf.bool)))
+
+    def learn():
+      self.update()
+      return tf.constant(True)
+
+    learning = tf.logical_and(
+        step * env.num_envs >= self.learning_starts,
+        tf.equal(step % self.train_every, 0))
+    tf.cond(learning, learn, lambda: tf.constant(False))
+
+    def sync():
+      self.sync_target()
+      return tf.constant(True)
+
+    tf.cond(tf.equal(step % self.target_update_every, 0), sync,
+            lambda: tf.constant(False))
+    logs = {"loss": self._state.loss.read_value(),
+            "q_mean": self._state.q_mean.read_value(), "epsilon": epsilon}
+    logs.update(self.stats.logs())
+    return logs
+
+  def evaluate_now(self):
+    if self.eval_env is None:
+      return None
+    if self._runner is None:
+      def greedy(observation):
+        return tf.argmax(self.q_network(observation), axis=-1,
+                         output_type=tf.int32)
+      self._runner = episodes.EpisodeRunner(self.eval_env, greedy,
+                                            self.eval_episodes)
+    played = self._runner(seed=self.seed + 1 + self.step)
+    return {"episode_return": float(np.mean(played["return"])),
+            "episode_length": float(np.mean(played["length"]))}
+

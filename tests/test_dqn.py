@@ -1,0 +1,253 @@
+"""Tests for the DQN scenario on tiny in-graph environments."""
+
+import os
+import signal
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+from sonnet_like import envs
+from sonnet_like.scenarios.rl import dqn as dqn_lib
+from sonnet_like.scenarios.rl import schedules
+from tests import rl_toys
+from tests import test_resume
+
+
+def _scenario(num_env_steps=1_200, **kwargs):
+  settings = dict(num_envs=4, learning_starts=100, batch_size=32,
+                  target_update_every=20, steps_per_call=50,
+                  epsilon=(1.0, 0.05, 0.3), eval_episodes=8, progress=False)
+  settings.update(kwargs)
+  return snt.scenarios.DQN(num_env_steps, **settings)
+
+
+def _q_network():
+  return snt.nets.MLP([16, 2], name="q")
+
+
+def test_learns_the_guessing_game():
+  dqn = _scenario(eval_every=150)
+  random_return = 2.5  # Length 5, right half of the time.
+  history = dqn(_q_network(), keras.optimizers.Adam(0.01),
+                rl_toys.Guess(num_envs=4, seed=1),
+                eval_env=rl_toys.Guess(num_envs=4, seed=2))
+  assert dqn.step == 300
+  assert history.eval["episode_return"][-1] >= 4.5 > random_return + 1.5
+  train = history.train
+  assert train["env_steps"][-1] == 1_200
+  assert train["episode_length"][-1] == 5
+  # Epsilon follows its schedule: 1 -> 0.05 over the first 30% of 300 steps.
+  assert train["epsilon"][-1] == pytest.approx(0.05)
+  assert train["episode_return"][-1] > random_return
+  assert np.isfinite(train["loss"][-1]) and train["loss"][-1] > 0
+
+
+def test_double_dqn_targets_match_numpy():
+  rng = np.random.default_rng(0)
+  reward = rng.normal(size=6).astype(np.float32)
+  terminated = np.array([0, 1, 0, 0, 1, 0], bool)
+  next_target = rng.normal(size=(6, 3)).astype(np.float32)
+  next_online = rng.normal(size=(6, 3)).astype(np.float32)
+  gamma = 0.9
+  rows = np.arange(6)
+  chosen = next_target[rows, next_online.argmax(1)]
+  expected_double = reward + gamma * (1 - terminated) * chosen
+  expected_plain = reward + gamma * (1 - terminated) * next_target.max(1)
+  assert not np.allclose(expected_double, expected_plain)
+  np.testing.assert_allclose(
+      dqn_lib.td_targets(reward, terminated, next_target, gamma,
+                         next_online).numpy(), expected_double, rtol=1e-6)
+  np.testing.assert_allclose(
+      dqn_lib.td_targets(reward, terminated, next_target, gamma).numpy(),
+      expected_plain, rtol=1e-6)
+
+
+class _Watch(snt.scenarios.Hook):
+  """Records the online and target weights after every call."""
+
+  def __init__(self):
+    self.seen = {}
+
+  def step_end(self, scenario, step, logs):
+    self.seen[step] = (
+        [v.numpy() for v in scenario.q_network.trainable_variables],
+        [v.numpy() for v in scenario.target_network.trainable_variables])
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.5])
+def test_target_syncs_exactly_at_the_configured_steps(tau):
+  watch = _Watch()
+  dqn = _scenario(num_env_steps=40, learning_starts=0, target_update_every=3,
+                  steps_per_call=1, tau=tau, hooks=[watch])
+  q_network = _q_network()
+  dqn(q_network, keras.optimizers.SGD(0.1), rl_toys.Guess(num_envs=4))
+  assert sorted(watch.seen) == list(range(1, 11))
+  for step in range(1, 11):
+    online, target = watch.seen[step]
+    before = watch.seen[step - 1][1] if step > 1 else None
+    if step % 3 == 0:
+      for o, t, b in zip(online, target, before):
+        expected = o if tau == 1.0 else tau * o + (1 - tau) * b
+        np.testing.assert_allclose(t, expected, rtol=1e-6, atol=1e-7)
+    elif step > 1:
+      for o, t, b in zip(online, target, before):
+        np.testing.assert_array_equal(t, b)   # Unchanged between syncs.
+      assert any(not np.array_equal(o, t) for o, t in zip(online, target))
+  # The target is a separate copy, and it was updated from the online one.
+  assert all(a is not b for a, b in zip(q_network.trainable_variables,
+                                         dqn.target_network.trainable_variables))
+
+
+class _NanGuess(rl_toys.Guess):
+  """Pays NaN: the first update's loss is NaN."""
+
+  def step(self, action):
+    timestep = super().step(action)
+    return timestep._replace(reward=timestep.reward * np.nan)
+
+
+def test_nonfinite_update_raises_or_is_skipped():
+  dqn = _scenario(num_env_steps=200, learning_starts=40, steps_per_call=5)
+  q_network = _q_network()
+  with pytest.raises(snt.scenarios.NonFiniteError, match="DQN: non-finite "
+                     "loss or gradient at step 9") as caught:
+    dqn(q_network, keras.optimizers.SGD(0.1), _NanGuess(num_envs=4))
+  assert caught.value.step == 9 and dqn.step == 9
+  assert all(np.all(np.isfinite(v.numpy()))
+             for v in q_network.trainable_variables)
+
+  skipping = _scenario(num_env_steps=200, learning_starts=40,
+                       steps_per_call=5, on_nonfinite="skip")
+  q_network = _q_network()
+  skipping(q_network, keras.optimizers.SGD(0.1), _NanGuess(num_envs=4))
+  assert skipping.step == 50 and skipping.skipped_steps == 41
+  assert all(np.all(np.isfinite(v.numpy()))
+             for v in q_network.trainable_variables)
+
+
+def test_compiled_once_across_calls_and_epsilon_from_a_schedule():
+  schedule = schedules.ExponentialSchedule(1.0, 0.0, rate=0.5, steps=10)
+  dqn = _scenario(num_env_steps=4 * 40, steps_per_call=7, log_every=5,
+                  learning_starts=8, eval_every=10, eval_episodes=4,
+                  epsilon=schedule)
+  history = dqn(_q_network(), keras.optimizers.Adam(0.01),
+                rl_toys.Guess(num_envs=4),
+                eval_env=rl_toys.Guess(num_envs=4, seed=5))
+  assert dqn.train_function.experimental_get_tracing_count() == 1
+  assert len(history.eval["episode_return"]) == 4
+  # Logged after step 40 (0-based 39): the schedule's value at step 39.
+  assert history.train["epsilon"][-1] == pytest.approx(float(schedule(39)))
+
+
+class _Box(rl_toys.Guess):
+
+  def __init__(self):
+    super().__init__()
+    self.action_space = envs.Box(np.zeros(1), np.ones(1))
+
+
+def test_errors_name_dqn():
+  optimizer = keras.optimizers.SGD(0.1)
+  with pytest.raises(ValueError, match="DQN: the environment's actions must "
+                     "be Discrete"):
+    _scenario()(_q_network(), optimizer, _Box())
+  with pytest.raises(ValueError, match="DQN: eval_every is set but there is "
+                     "no environment to evaluate in"):
+    _scenario(eval_every=10)(_q_network(), optimizer, rl_toys.Guess())
+  with pytest.raises(ValueError, match="DQN: num_envs is 4 but the "
+                     "environment has 2"):
+    _scenario()(_q_network(), optimizer, rl_toys.Guess(num_envs=2))
+  with pytest.raises(ValueError, match="DQN: buffer_size must be at least "
+                     r"num_envs \(4\), got 3"):
+    _scenario(buffer_size=3)(_q_network(), optimizer, rl_toys.Guess())
+  with pytest.raises(ValueError, match=r"DQN: q_network must map observations "
+                     r"\[batch, 1\] to Q-values \[batch, 2\], got output "
+                     r"shape \[3\]"):
+    _scenario()(snt.nets.MLP([3], name="q3"), optimizer, rl_toys.Guess())
+  env = rl_toys.Guess()
+  with pytest.raises(ValueError, match="DQN: eval_env must not be the "
+                     "training environment"):
+    _scenario()(_q_network(), optimizer, env, eval_env=env)
+  with pytest.raises(TypeError, match="DQN: optimizer must have"):
+    _scenario()(_q_network(), "adam", rl_toys.Guess())
+  bad = [dict(epsilon=(1.0, 0.1, 2.0)), dict(loss="l1"), dict(tau=0.0),
+         dict(gamma=1.5), dict(batch_size=0), dict(learning_starts=-1),
+         dict(target_update_every=0)]
+  for kwargs in bad:
+    with pytest.raises(ValueError, match=f"DQN: {next(iter(kwargs))} must"):
+      _scenario(**kwargs)
+  strategy = _mirrored_strategy()
+  with pytest.raises(ValueError, match="DQN runs under the default strategy "
+                     "only, got MirroredStrategy with 2 replicas"):
+    _scenario(strategy=strategy)
+
+
+def _mirrored_strategy():
+  from tests import optimizer_common  # pylint: disable=g-import-not-at-top
+  return optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
+
+
+_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import numpy as np, tensorflow as tf, keras
+    sys.path.insert(0, {root!r})
+    import sonnet_like as snt
+    from tests import rl_toys
+    tf.config.experimental.enable_op_determinism()
+    tf.random.set_seed(0)
+    save_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+
+    class Slow(snt.scenarios.Hook):
+      def step_end(self, scenario, step, logs):
+        time.sleep(delay)
+
+    dqn = snt.scenarios.DQN(
+        num_env_steps=4 * 36, num_envs=4, buffer_size=100, batch_size=16,
+        learning_starts=20, train_every=2, target_update_every=5,
+        epsilon=(1.0, 0.1, 0.5), steps_per_call=3, save_every=6,
+        eval_every=12, eval_episodes=4, save_dir=save_dir, progress=False,
+        hooks=[Slow()], seed=3)
+    q_network = snt.nets.MLP([8, 2], name="q")
+    dqn(q_network, keras.optimizers.Adam(0.01),
+        rl_toys.Guess(num_envs=4, seed=1),
+        eval_env=rl_toys.Guess(num_envs=2, seed=2))
+    arrays = [v.numpy() for v in q_network.trainable_variables]
+    arrays += [v.numpy() for v in dqn.target_network.trainable_variables]
+    arrays += [v.numpy() for v in dqn.buffer.storage]
+    arrays += [dqn.buffer.position.numpy(), dqn.env.sign.numpy(),
+               dqn.env.t.numpy(), dqn.rng.state.numpy()]
+    np.savez(out, *arrays)
+    print("FINISHED", dqn.step)
+""")
+
+
+def test_killed_run_resumes_bitwise(tmp_path):
+  script = tmp_path / "train.py"
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  script.write_text(_SCRIPT.format(root=root))
+  whole = test_resume._start(script, tmp_path / "whole", tmp_path / "w.npz",
+                             0.0)
+  killed = test_resume._start(script, tmp_path / "killed", tmp_path / "k.npz",
+                              0.1)
+  test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=12)
+  killed.send_signal(signal.SIGKILL)
+  killed.communicate()
+  assert killed.returncode == -signal.SIGKILL
+  resumed = test_resume._start(script, tmp_path / "killed",
+                               tmp_path / "k.npz", 0.0)
+  for process in (whole, resumed):
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err[-3000:]
+    assert "FINISHED 36" in out
+    assert ("resuming from" in err) == (process is resumed)
+  expected = test_resume._weights(tmp_path / "w.npz")
+  got = test_resume._weights(tmp_path / "k.npz")
+  assert len(got) == len(expected) == 4 + 4 + 5 + 4
+  for a, b in zip(expected, got):
+    np.testing.assert_array_equal(a, b)
+
