@@ -14,7 +14,6 @@ from sonnet_like.scenarios.history import History
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
 from sonnet_like.scenarios.progress import ProgressBar
-from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.ppo import PPO
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.supervised import Supervised
@@ -22,7 +21,6 @@ from sonnet_like.scenarios.tensorboard import TensorBoard
 
 __all__ = [
     "Checkpointer",
-    "DQN",
     "DQN",
     "EarlyStopping",
     "GAN",
