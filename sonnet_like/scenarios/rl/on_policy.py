@@ -1,0 +1,256 @@
+"""`OnPolicy`: what REINFORCE and PPO share on top of the engine.
+
+One engine step is one rollout of `rollout_length` steps of `num_envs`
+environments plus the update(s) made from it, all inside one compiled call,
+so `num_steps = ceil(num_env_steps / (num_envs * rollout_length))` and
+`eval_every`, `save_every`, `log_every` and `steps_per_call` count such
+iterations. The policy (an actor module and a `policies.Policy`) and a value
+module are trained by one optimizer on the sum of the losses.
+
+Environments: `env` is anything `snt.envs.make` accepts (a gymnasium id, Env,
+VectorEnv, a factory, or an `snt.envs.Environment`, used as is and reset with
+the scenario's seed). Evaluation plays the greedy policy for `eval_episodes`
+whole episodes in `eval_env`, never in the training environments; without an
+`eval_env`, an id or factory is made again with another seed, while an
+environment instance cannot be copied, so evaluating then needs `eval_env`.
+
+The checkpoint holds the actor, the value module, the optimizer, the policy's
+log-std (Box actions), the episode statistics and, for an in-graph
+environment, its state: a killed run resumes exactly. A gymnasium
+environment's state lives in Python and is not checkpointed (a resumed run
+starts new episodes there).
+
+RL scenarios run under the default strategy only: a multi-replica strategy
+would need one batch of environments per replica.
+"""
+
+import math
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from sonnet_like import envs as envs_lib
+from sonnet_like.envs import base
+from sonnet_like.scenarios import engine
+from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl import rollout
+
+STRATEGY_ERROR = (
+    "{owner}: RL scenarios run under the default strategy only, got {strategy} "
+    "with {replicas} replicas (rollouts would need one batch of environments "
+    "per replica). Drop strategy=...")
+
+EVAL_ENV_ERROR = (
+    "{owner}: evaluation (eval_every={eval_every}) needs eval_env=... when env "
+    "is an environment instance ({env!r}): evaluation never steps the "
+    "training environments, and an instance cannot be copied. Pass eval_env "
+    "(e.g. another snt.envs.make(...) with a different seed), a gymnasium id "
+    "or factory as env, or eval_every=None.")
+
+NO_MAKE_ERROR = (
+    "{owner}: env must be an snt.envs.Environment here (snt.envs.make, which "
+    "turns gymnasium ids and environments into one, is not available), got "
+    "{env!r}.")
+
+
+def check_positive_number(owner: str, name: str, value: Any,
+                          upper: float | None = None) -> None:
+  """`value` is a real number > 0 (and <= `upper` when given)."""
+  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
+        value > 0 and (upper is None or value <= upper))
+  if not ok:
+    bound = f" and at most {upper}" if upper is not None else ""
+    raise ValueError(f"{owner}: {name} must be a number above 0{bound}, got "
+                     f"{value!r}.")
+
+
+def check_non_negative(owner: str, name: str, value: Any,
+                       upper: float | None = None) -> None:
+  """`value` is a real number >= 0 (and <= `upper` when given)."""
+  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
+        value >= 0 and (upper is None or value <= upper))
+  if not ok:
+    bound = f" and at most {upper}" if upper is not None else ""
+    raise ValueError(f"{owner}: {name} must be a number of at least 0{bound}, "
+                     f"got {value!r}.")
+
+
+def same_space(a: base.ActionSpace, b: base.ActionSpace) -> bool:
+  """Whether two action spaces are the same (Box compares its bounds)."""
+  if isinstance(a, base.Box) and isinstance(b, base.Box):
+    return (a.shape == b.shape and np.array_equal(a.low, b.low) and
+            np.array_equal(a.high, b.high))
+  return a == b
+
+
+def _is_recipe(env: Any) -> bool:
+  """An id or factory (which can be made twice), not an instance."""
+  return isinstance(env, str) or (callable(env) and not hasattr(env, "step"))
+
+
+def make_env(owner: str, env: Any, num_envs: int | None,
+             seed: int) -> base.Environment:
+  """`env` as an `Environment`; an instance must have `num_envs` envs."""
+  if isinstance(env, base.Environment):
+    if num_envs is not None and env.num_envs != num_envs:
+      raise ValueError(f"{owner}: env has {env.num_envs} environments but "
+                       f"num_envs={num_envs}; pass num_envs={env.num_envs} "
+                       "or an environment with as many.")
+    return env
+  make = getattr(envs_lib, "make", None)
+  if make is None:
+    raise TypeError(NO_MAKE_ERROR.format(owner=owner, env=env))
+  return make(env, num_envs=num_envs or 1, seed=seed)
+
+
+class OnPolicy(engine.Scenario):
+  """Base class of REINFORCE and PPO (see the module docstring).
+
+  Args:
+    num_env_steps: Environment steps to train for (rounded up to whole
+      rollouts).
+    num_envs: Environments stepped together.
+    rollout_length: Steps per environment and rollout.
+    eval_episodes: Episodes per greedy evaluation.
+    log_std_init: Initial log standard deviation of a Box policy.
+    log_every: Record logs every this many rollouts.
+    **kwargs: Loop settings of `Scenario` (eval_every, save_every, save_dir,
+      steps_per_call, jit_compile, on_nonfinite, clip_norm, seed, hooks,
+      progress, ...), counted in rollouts.
+  """
+
+  critic_name = "critic"
+
+  def __init__(self, num_env_steps: int, *, num_envs: int,
+               rollout_length: int, eval_episodes: int = 100,
+               log_std_init: float = 0.0, log_every: int = 10, **kwargs):
+    owner = type(self).__name__
+    engine._check_positive(owner, "num_env_steps", num_env_steps, False)  # pylint: disable=protected-access
+    engine._check_positive(owner, "num_envs", num_envs, False)  # pylint: disable=protected-access
+    engine._check_positive(owner, "rollout_length", rollout_length, False)  # pylint: disable=protected-access
+    engine._check_positive(owner, "eval_episodes", eval_episodes, False)  # pylint: disable=protected-access
+    if isinstance(log_std_init, bool) or not isinstance(
+        log_std_init, (int, float)) or not math.isfinite(log_std_init):
+      raise ValueError(f"{owner}: log_std_init must be a finite number, got "
+                       f"{log_std_init!r}.")
+    steps = -(-num_env_steps // (num_envs * rollout_length))
+    super().__init__(steps, log_every=log_every, **kwargs)
+    replicas = self.strategy.num_replicas_in_sync
+    if replicas > 1:
+      raise ValueError(STRATEGY_ERROR.format(
+          owner=owner, strategy=type(self.strategy).__name__,
+          replicas=replicas))
+    self.num_env_steps, self.num_envs = num_env_steps, num_envs
+    self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
+    self.log_std_init = float(log_std_init)
+    self._runner: episodes.EpisodeRunner | None = None
+
+  def _setup(self, actor: Any, critic: Any, optimizer: Any, env: Any,
+             eval_env: Any) -> None:
+    """Checks and stores the call's arguments; makes the environments."""
+    owner = type(self).__name__
+    for name, module in (("actor", actor), (self.critic_name, critic)):
+      if not callable(module) or not hasattr(type(module),
+                                             "trainable_variables"):
+        raise TypeError(f"{owner}: {name} must be a module (snt.Module, "
+                        f"tf.Module) that can be called, got {module!r}.")
+    if not (hasattr(optimizer, "apply_gradients") or
+            hasattr(optimizer, "apply")):
+      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
+          owner=owner, value=optimizer))
+    self.actor, self.critic, self.optimizer = actor, critic, optimizer
+    self.env = make_env(owner, env, self.num_envs, self.seed)
+    if eval_env is not None:
+      self.eval_env = make_env(owner, eval_env, None, self.seed + 1)
+    elif _is_recipe(env):
+      self.eval_env = make_env(owner, env, min(self.eval_episodes, 100),
+                               self.seed + 1)
+    elif self.eval_every is not None:
+      raise ValueError(EVAL_ENV_ERROR.format(owner=owner,
+                                             eval_every=self.eval_every,
+                                             env=env))
+    else:
+      self.eval_env = None
+    if self.eval_env is not None and (
+        not same_space(self.eval_env.action_space, self.env.action_space) or
+        self.eval_env.observation_spec != self.env.observation_spec):
+      raise ValueError(f"{owner}: eval_env must have the training env's "
+                       "observations and actions, got "
+                       f"{self.eval_env.observation_spec} and "
+                       f"{policies.describe(self.eval_env.action_space)} for "
+                       f"{self.env.observation_spec} and "
+                       f"{policies.describe(self.env.action_space)}.")
+    self.policy = policies.Policy(owner, self.env.action_space,
+                                  self.log_std_init)
+    self.stats = episodes.EpisodeStats(self.num_envs)
+    self._runner = None
+
+  # ---- Engine interface. ----
+
+  def models(self):
+    named = {"actor": self.actor, self.critic_name: self.critic}
+    if not self.policy.is_discrete:
+      named["policy"] = self.policy
+    return named
+
+  def trackables(self):
+    named = dict(self.models(), optimizer=self.optimizer,
+                 episode_stats=self.stats)
+    if self.env.in_graph:
+      named["env"] = self.env
+    return named
+
+  def build(self):
+    observation = self.env.reset(seed=self.seed)
+    self.policy.check(self.actor(observation))
+    self.critic_values(observation)
+    step_lib.build_optimizer(self.optimizer, self.trainable_variables())
+
+  def evaluate_now(self):
+    if self.eval_env is None:
+      return None
+    if self._runner is None:
+      self._runner = episodes.EpisodeRunner(
+          self.eval_env, lambda obs: self.policy.greedy(self.actor(obs)),
+          self.eval_episodes)
+    played = self._runner(seed=self.seed + 1 + self.step)
+    returns = played["return"]
+    return {"return": float(returns.mean()),
+            "return_std": float(returns.std()),
+            "length": float(played["length"].mean())}
+
+  # ---- Shared parts of the train steps. ----
+
+  def trainable_variables(self) -> list[tf.Variable]:
+    """The actor's, the value module's and the policy's, each once."""
+    seen, out = set(), []
+    for module in (self.actor, self.critic, self.policy):
+      for variable in module.trainable_variables:
+        if variable.ref() not in seen:
+          seen.add(variable.ref())
+          out.append(variable)
+    return out
+
+  def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
+    """The value module on `[batch, ...]` observations, as `[batch]`."""
+    return policies.values_of(type(self).__name__, self.critic_name,
+                              self.critic(observations))
+
+  def collect(self) -> rollout.Rollout:
+    return rollout.collect(self.env, self.actor, self.policy, self.stats,
+                           self.rng, self.rollout_length)
+
+  def rollout_values(self, batch: rollout.Rollout):
+    """Values of the observations `[T, N]`, of the final observations
+    `[T, N]` and of the last observation `[N]`."""
+    size = self.rollout_length * self.num_envs
+    every = tf.concat([rollout.flatten(batch.observations),
+                       rollout.flatten(batch.final_observations),
+                       batch.last_observation], axis=0)
+    values = self.critic_values(every)
+    shape = [self.rollout_length, self.num_envs]
+    return (tf.reshape(values[:size], shape),
+            tf.reshape(values[size:2 * size], shape), values[2 * size:])

@@ -1,0 +1,273 @@
+"""PPO: learning (discrete and continuous), one compiled call per rollout and
+update, logs, NaN guard, no retracing, bad input, and exact resume."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+from sonnet_like import envs
+from sonnet_like.scenarios.rl import episodes
+from tests import rl_toys
+
+
+class Target(envs.Environment):
+  """Continuous toy: observe x ~ N(0, 1), get -(a - x)^2 for action a in
+  [-2, 2]; 5-step episodes (truncated). Acting on 0 returns about -5, the
+  best policy 0."""
+
+  def __init__(self, num_envs=8, seed=0, length=5):
+    super().__init__(name="target")
+    self.num_envs, self.length = num_envs, length
+    self.observation_spec = tf.TensorSpec([1], tf.float32)
+    self.action_space = envs.Box(np.array([-2.0]), np.array([2.0]))
+    self.rng = tf.random.Generator.from_seed(seed)
+    self.x = tf.Variable(tf.zeros([num_envs, 1]), trainable=False)
+    self.t = tf.Variable(tf.zeros([num_envs], tf.int32), trainable=False)
+
+  def reset(self, seed=None):
+    if seed is not None:
+      self.rng.reset_from_seed(seed)
+    self.x.assign(self.rng.normal([self.num_envs, 1]))
+    self.t.assign(tf.zeros_like(self.t))
+    return self.x.read_value()
+
+  def observation(self):
+    return self.x.read_value()
+
+  def step(self, action):
+    reward = -tf.square(action[:, 0] - self.x[:, 0])
+    t = self.t + 1
+    ended = t >= self.length
+    self.t.assign(tf.where(ended, 0, t))
+    self.x.assign(self.rng.normal([self.num_envs, 1]))
+    x = self.x.read_value()
+    return envs.TimeStep(x, reward, tf.zeros_like(ended), ended, x)
+
+
+class CountingGuess(rl_toys.Guess):
+  """Guess that counts Python calls of `step` (traced once = one call)."""
+
+  def __init__(self, *args, poison_after=None, **kwargs):
+    super().__init__(*args, **kwargs)
+    self.python_steps, self.poison_after = 0, poison_after
+    self.steps = tf.Variable(0, trainable=False)
+
+  def step(self, action):
+    self.python_steps += 1
+    timestep = super().step(action)
+    if self.poison_after is None:
+      return timestep
+    self.steps.assign_add(1)
+    reward = tf.where(self.steps > self.poison_after, np.nan, timestep.reward)
+    return timestep._replace(reward=reward)
+
+
+def _nets(outputs=2):
+  return (snt.Linear(outputs, name="actor"), snt.Linear(1, name="critic"))
+
+
+@pytest.fixture(scope="module")
+def guess_run():
+  env, eval_env = CountingGuess(8), rl_toys.Guess(16, seed=1)
+  ppo = snt.scenarios.PPO(num_env_steps=4_000, num_envs=8, rollout_length=25,
+                          num_epochs=2, num_minibatches=2, eval_every=4,
+                          eval_episodes=32, steps_per_call=3, log_every=2,
+                          progress=False, jit_compile=True)
+  # Zero weights: the untrained greedy policy always picks 0 and returns
+  # 2.5, like a random one.
+  actor = snt.Linear(2, w_init=snt.initializers.Zeros(), name="actor")
+  untrained = episodes.EpisodeRunner(
+      eval_env, lambda obs: tf.argmax(actor(obs), -1, tf.int32), 32)(seed=0)
+  history = ppo(actor, snt.Linear(1, name="critic"),
+                keras.optimizers.Adam(0.05), env, eval_env=eval_env)
+  return ppo, history, env, untrained["return"].mean()
+
+
+def test_ppo_learns_guess_with_xla(guess_run):
+  ppo, history, _, untrained = guess_run
+  assert ppo.step == 20 == ppo.num_steps  # 4000 / (8 * 25)
+  # Random policy: 2.5 of 5; the greedy policy gets (almost) all of it.
+  assert untrained < 3.2
+  assert history.eval["return"][-1] >= 4.5
+  assert history.eval["length"][-1] == 5
+
+
+def test_rollout_and_update_are_one_compiled_call(guess_run):
+  ppo, history, env, _ = guess_run
+  # 20 rollouts of 25 steps, yet `env.step` ran in Python once: when the
+  # step was traced. No retracing across calls of 1, 2 or 3 rollouts.
+  assert env.python_steps == 1
+  assert ppo.train_function.experimental_get_tracing_count() == 1
+  assert history.train["env_steps"][-1] == 4_000
+
+
+def test_logs(guess_run):
+  _, history, _, _ = guess_run
+  for name in ("loss", "policy_loss", "value_loss", "entropy", "approx_kl",
+               "clip_fraction", "episode_return", "episode_length",
+               "episodes", "env_steps"):
+    assert np.all(np.isfinite(history.train[name])), name
+  assert history.train["episode_length"][-1] == 5
+  assert history.train["episode_return"][-1] > 3.5
+  assert history.train["entropy"][-1] < history.train["entropy"][0]
+  assert set(history.eval) >= {"return", "return_std", "length"}
+
+
+def test_ppo_learns_continuous_actions():
+  env, eval_env = Target(16, seed=0), Target(16, seed=1)
+  ppo = snt.scenarios.PPO(num_env_steps=8_000, num_envs=16, rollout_length=10,
+                          num_epochs=4, num_minibatches=2, gamma=0.0,
+                          gae_lambda=0.0, eval_episodes=32, progress=False,
+                          seed=3, steps_per_call=10)
+  actor, critic = snt.Linear(1, name="actor"), snt.Linear(1, name="critic")
+  history = ppo(actor, critic, keras.optimizers.Adam(0.02), env,
+                eval_env=eval_env)
+  # Acting on 0 returns about -5; the learned mean is close to x.
+  assert history.eval["return"][-1] > -1.0
+  assert float(actor.w[0, 0]) == pytest.approx(1.0, abs=0.3)
+  assert float(ppo.policy.log_std[0]) < -0.3  # Started at 0, learned.
+  assert "policy" in ppo.trackables() and "env" in ppo.trackables()
+
+
+def test_poisoned_reward_stops_with_nonfinite_error_naming_the_step():
+  # The 5th rollout (0-based step 4) sees a NaN reward.
+  env = CountingGuess(4, poison_after=4 * 10)
+  ppo = snt.scenarios.PPO(num_env_steps=400, num_envs=4, rollout_length=10,
+                          num_epochs=1, num_minibatches=1, progress=False)
+  with pytest.raises(snt.scenarios.NonFiniteError,
+                     match="PPO: non-finite loss or gradient at step 4") as e:
+    ppo(*_nets(), keras.optimizers.SGD(0.1), env)
+  assert e.value.step == 4 and ppo.step == 4
+
+
+def test_bad_arguments_are_refused():
+  with pytest.raises(ValueError, match="PPO: num_env_steps must be a "
+                     "positive int, got 0"):
+    snt.scenarios.PPO(num_env_steps=0)
+  with pytest.raises(ValueError, match="PPO: num_minibatches must be at most "
+                     "num_envs \\* rollout_length = 8, got 9"):
+    snt.scenarios.PPO(100, num_envs=2, rollout_length=4, num_minibatches=9)
+  with pytest.raises(ValueError, match="PPO: gamma must be a number of at "
+                     "least 0 and at most 1.0, got 1.5"):
+    snt.scenarios.PPO(100, gamma=1.5)
+  with pytest.raises(ValueError, match="PPO: clip_ratio must be a number "
+                     "above 0, got -0.1"):
+    snt.scenarios.PPO(100, clip_ratio=-0.1)
+  with pytest.raises(ValueError, match="normalize_advantages must be a bool"):
+    snt.scenarios.PPO(100, normalize_advantages="yes")
+  strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+  with pytest.raises(ValueError, match="PPO: RL scenarios run under the "
+                     "default strategy only, got MirroredStrategy with 2"):
+    snt.scenarios.PPO(100, strategy=strategy)
+
+
+def test_bad_call_arguments_are_refused():
+  ppo = snt.scenarios.PPO(100, num_envs=4, rollout_length=5, progress=False)
+  optimizer = keras.optimizers.SGD(0.1)
+  with pytest.raises(ValueError, match=r"PPO: the actor must output "
+                     r"\[batch, 2\] logits for Discrete\(2\), got "
+                     r"\[batch, 3\]"):
+    ppo(*_nets(3), optimizer, rl_toys.Guess(4))
+  with pytest.raises(ValueError, match=r"PPO: the critic must output "
+                     r"\[batch\] or \[batch, 1\] values, got \[batch, 2\]"):
+    ppo(snt.Linear(2, name="a"), snt.Linear(2, name="c"), optimizer,
+        rl_toys.Guess(4))
+  with pytest.raises(ValueError, match="PPO: env has 3 environments but "
+                     "num_envs=4"):
+    ppo(*_nets(), optimizer, rl_toys.Guess(3))
+  with pytest.raises(TypeError, match="PPO: optimizer must have"):
+    ppo(*_nets(), "adam", rl_toys.Guess(4))
+  with pytest.raises(TypeError, match="PPO: actor must be a module"):
+    ppo(lambda x: x, snt.Linear(1), optimizer, rl_toys.Guess(4))
+  evaluating = snt.scenarios.PPO(100, num_envs=4, rollout_length=5,
+                                 eval_every=2, progress=False)
+  with pytest.raises(ValueError, match="PPO: evaluation \\(eval_every=2\\) "
+                     "needs eval_env=..."):
+    evaluating(*_nets(), optimizer, rl_toys.Guess(4))
+  with pytest.raises(ValueError, match="eval_env must have the training "
+                     "env's observations and actions"):
+    evaluating(*_nets(), optimizer, rl_toys.Guess(4), eval_env=Target(4))
+
+
+_SCRIPT = textwrap.dedent("""
+    import os, sys, time
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import numpy as np, tensorflow as tf, keras
+    sys.path.insert(0, {root!r})
+    import sonnet_like as snt
+    from tests import rl_toys
+    tf.config.experimental.enable_op_determinism()
+    tf.random.set_seed(0)
+    save_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
+
+    class Slow(snt.scenarios.Hook):
+      def step_end(self, scenario, step, logs):
+        time.sleep(delay)
+
+    env, eval_env = rl_toys.Guess(4, seed=5), rl_toys.Guess(4, seed=6)
+    actor = snt.nets.MLP([8, 2], name="actor")
+    critic = snt.nets.MLP([8, 1], name="critic")
+    ppo = snt.scenarios.PPO(num_env_steps=30 * 4 * 6, num_envs=4,
+                            rollout_length=6, num_epochs=2, num_minibatches=3,
+                            save_every=3, eval_every=5, eval_episodes=4,
+                            save_dir=save_dir, progress=False, hooks=[Slow()])
+    ppo(actor, critic, keras.optimizers.Adam(0.01), env, eval_env=eval_env)
+    state = [v.numpy() for v in actor.variables + critic.variables]
+    state += [v.numpy() for v in env.variables + ppo.stats.variables]
+    state.append(ppo.rng.state.numpy())
+    np.savez(out, *state)
+    print("FINISHED", ppo.step)
+""")
+
+
+def _wait_for_checkpoint(save_dir, process, at_least, timeout=120):
+  deadline = time.time() + timeout
+  while time.time() < deadline:
+    state = tf.train.get_checkpoint_state(str(save_dir))
+    if state and int(state.model_checkpoint_path.rsplit("-", 1)[1]) >= at_least:
+      return
+    assert process.poll() is None, process.communicate()[1][-2000:]
+    time.sleep(0.05)
+  raise AssertionError("no checkpoint appeared in time")
+
+
+def test_killed_run_resumes_bitwise(tmp_path):
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  script = tmp_path / "train.py"
+  script.write_text(_SCRIPT.format(root=root))
+
+  def start(name, delay):
+    return subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / name),
+         str(tmp_path / f"{name}.npz"), str(delay)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+  whole, killed = start("whole", 0.0), start("killed", 0.2)
+  _wait_for_checkpoint(tmp_path / "killed", killed, at_least=9)
+  killed.send_signal(signal.SIGKILL)
+  killed.communicate()
+  resumed = start("killed", 0.0)
+  for process in (whole, resumed):
+    out, err = process.communicate(timeout=180)
+    assert process.returncode == 0, err[-3000:]
+    assert "FINISHED 30" in out
+  assert "resuming from" in err
+
+  def load(name):
+    with np.load(tmp_path / f"{name}.npz") as f:
+      return [f[k] for k in sorted(f.files,
+                                   key=lambda k: int(k.split("_")[1]))]
+
+  expected, got = load("whole"), load("killed")
+  assert len(expected) == len(got) > 10
+  for a, b in zip(expected, got):
+    np.testing.assert_array_equal(a, b)
