@@ -235,3 +235,14 @@ def test_episode_runner_gives_gymnasium_episode_lengths():
   result = runner(seed=3)
   np.testing.assert_array_equal(result["length"], expected)
   np.testing.assert_array_equal(result["return"], expected)
+
+
+def test_reset_with_a_seed_inside_tf_function_and_xla():
+  env = CartPole(3)
+  expected = env.reset(seed=5).numpy()
+  env.reset(seed=6)
+  np.testing.assert_array_equal(tf.function(lambda: env.reset(seed=5))(),
+                                expected)
+  env.reset(seed=6)
+  np.testing.assert_array_equal(
+      tf.function(lambda: env.reset(seed=5), jit_compile=True)(), expected)
