@@ -31,11 +31,6 @@ THETA_THRESHOLD = 12 * 2 * math.pi / 360
 X_THRESHOLD = 2.4
 RESET_BOUND = 0.05
 
-XLA_ACTION_NOTE = (
-    "Under XLA (jit_compile=True) the range check is compiled away, as XLA "
-    "drops assertions: an action other than 1 then pushes the cart left, "
-    "like action 0.")
-
 
 def _check_positive_int(cls: str, argument: str, value) -> None:
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (
@@ -170,10 +165,9 @@ class CartPole(base.Environment):
                          f"{bad.tolist()[:5]}.")
       return tf.cast(action, tf.int32)
     message = "CartPole: actions must be 0 or 1."
-    checks = [tf.debugging.assert_greater_equal(action, tf.cast(0, action.dtype),
-                                                message=message),
-              tf.debugging.assert_less(action, tf.cast(2, action.dtype),
-                                       message=message)]
+    zero, two = tf.cast(0, action.dtype), tf.cast(2, action.dtype)
+    checks = [tf.debugging.assert_greater_equal(action, zero, message=message),
+              tf.debugging.assert_less(action, two, message=message)]
     with tf.control_dependencies(checks):
       return tf.cast(tf.identity(action), tf.int32)
 
