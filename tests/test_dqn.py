@@ -36,7 +36,7 @@ def test_learns_the_guessing_game():
                 rl_toys.Guess(num_envs=4, seed=1),
                 eval_env=rl_toys.Guess(num_envs=4, seed=2))
   assert dqn.step == 300
-  assert history.eval["episode_return"][-1] >= 4.5 > random_return + 1.5
+  assert history.eval["return"][-1] >= 4.5 > random_return + 1.5
   train = history.train
   assert train["env_steps"][-1] == 1_200
   assert train["episode_length"][-1] == 5
@@ -138,7 +138,7 @@ def test_compiled_once_across_calls_and_epsilon_from_a_schedule():
                 rl_toys.Guess(num_envs=4),
                 eval_env=rl_toys.Guess(num_envs=4, seed=5))
   assert dqn.train_function.experimental_get_tracing_count() == 1
-  assert len(history.eval["episode_return"]) == 4
+  assert len(history.eval["return"]) == 4
   # Logged after step 40 (0-based 39): the schedule's value at step 39.
   assert history.train["epsilon"][-1] == pytest.approx(float(schedule(39)))
 
@@ -251,3 +251,15 @@ def test_killed_run_resumes_bitwise(tmp_path):
   for a, b in zip(expected, got):
     np.testing.assert_array_equal(a, b)
 
+
+
+def test_gymnasium_id_gets_its_own_evaluation_copy():
+  dqn = _scenario(num_env_steps=2 * 30, num_envs=2, learning_starts=20,
+                  steps_per_call=10, eval_every=30, eval_episodes=3)
+  history = dqn(snt.nets.MLP([8, 2], name="q"), keras.optimizers.Adam(0.01),
+                "CartPole-v1")
+  assert isinstance(dqn.env, envs.GymEnvironment) and not dqn.env.in_graph
+  assert dqn.eval_env is not dqn.env and dqn.eval_env.num_envs == 3
+  assert dqn.step == 30 and history.train["env_steps"][-1] == 60
+  assert len(history.eval["return"]) == 1
+  assert history.eval["return"][0] >= 8   # CartPole episodes last >= 8 steps.

@@ -14,7 +14,6 @@ All of it runs inside the compiled step, so with an in-graph environment and
 import copy
 from typing import Any, Callable
 
-import numpy as np
 import tensorflow as tf
 
 from sonnet_like import envs
@@ -100,10 +99,7 @@ def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
 def _make(env: Any, num_envs: int | None, seed: int) -> envs.Environment:
   if isinstance(env, envs.Environment):
     return env
-  make = getattr(envs, "make", None)
-  if make is None:
-    raise TypeError(f"DQN: env must be an snt.envs.Environment, got {env!r}.")
-  return make(env, num_envs=num_envs or 1, seed=seed)
+  return envs.make(env, num_envs=num_envs or 1, seed=seed)
 
 
 class DQN(engine.Scenario):
@@ -122,7 +118,8 @@ class DQN(engine.Scenario):
   `EpisodeStats` logs ("episode_return", "episode_length", "episodes",
   "env_steps"). Evaluation (`eval_every`, and at the end) plays
   `eval_episodes` whole episodes greedily in the evaluation environment and
-  reports their mean "episode_return" and "episode_length".
+  reports the mean "return" (and "return_std") and "length" of them, as
+  the other RL scenarios do.
 
   DQN runs under the default strategy: a multi-replica strategy would need
   one batch of environments per replica, and is refused.
@@ -138,7 +135,7 @@ class DQN(engine.Scenario):
       ...               keras.optimizers.Adam(0.01),
       ...               rl_toys.Guess(num_envs=4, seed=1),
       ...               eval_env=rl_toys.Guess(num_envs=4, seed=2))
-      >>> history.eval["episode_return"][-1] > 4   # Random play returns 2.5.
+      >>> history.eval["return"][-1] > 4   # Random play returns 2.5.
       True
 
   Args:
@@ -227,7 +224,7 @@ class DQN(engine.Scenario):
         (gymnasium id, Env, VectorEnv, factory).
       eval_env: Where evaluation plays (never the training environment);
         by default a copy of `env` with another seed when `env` is an id or a
-        factory.
+        factory (with `min(eval_episodes, 100)` environments).
       target_network: The module to hold the target weights; by default a
         deep copy of `q_network`.
     """
@@ -255,7 +252,7 @@ class DQN(engine.Scenario):
         raise ValueError("DQN: eval_env must not be the training environment "
                          "(evaluation resets it).")
     elif not given:
-      self.eval_env = _make(env, self.env.num_envs, self.seed + 1)
+      self.eval_env = _make(env, min(self.eval_episodes, 100), self.seed + 1)
     else:
       self.eval_env = None
     if self.eval_env is not None and not isinstance(self.eval_env.action_space,
@@ -406,6 +403,8 @@ class DQN(engine.Scenario):
       self._runner = episodes.EpisodeRunner(self.eval_env, greedy,
                                             self.eval_episodes)
     played = self._runner(seed=self.seed + 1 + self.step)
-    return {"episode_return": float(np.mean(played["return"])),
-            "episode_length": float(np.mean(played["length"]))}
+    returns = played["return"]
+    return {"return": float(returns.mean()),
+            "return_std": float(returns.std()),
+            "length": float(played["length"].mean())}
 
