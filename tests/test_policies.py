@@ -97,3 +97,17 @@ def test_bad_action_spaces_and_value_outputs_are_refused():
   with pytest.raises(ValueError, match=r"PPO: the critic must output \[batch\] "
                      r"or \[batch, 1\] values, got \[batch, 2\]"):
     policies.values_of("PPO", "critic", tf.ones([3, 2]))
+
+
+def test_noise_is_independent_of_a_generator_seeded_next_to_it():
+  # Generator.from_seed(s) starts at counter s: seeds 0 and 1 give the same
+  # stream shifted by four numbers. An environment seeded 0 and a scenario
+  # seeded 1 must still not share noise.
+  policy = policies.Policy("PPO", envs.Box(np.array([-9.0]), np.array([9.0])))
+  environment, scenario = (tf.random.Generator.from_seed(0),
+                           tf.random.Generator.from_seed(1))
+  drawn = environment.normal([4_000])
+  noise = policy.sample(tf.zeros([4_000, 1]), scenario)[:, 0]
+  for shift in range(8):
+    correlation = np.corrcoef(drawn[shift:], noise[:4_000 - shift])[0, 1]
+    assert abs(correlation) < 0.1, shift

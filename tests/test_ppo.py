@@ -135,7 +135,7 @@ def test_ppo_learns_continuous_actions():
   assert history.eval["return"][-1] > -1.0
   assert float(actor.w[0, 0]) == pytest.approx(1.0, abs=0.3)
   assert float(ppo.policy.log_std[0]) < -0.3  # Started at 0, learned.
-  assert "policy" in ppo.trackables() and "env" in ppo.trackables()
+  assert "log_std" in ppo.trackables() and "env" in ppo.trackables()
 
 
 def test_poisoned_reward_stops_with_nonfinite_error_naming_the_step():

@@ -122,7 +122,7 @@ class OnPolicy(engine.Scenario):
       progress, ...), counted in rollouts.
   """
 
-  critic_name = "critic"
+  actor_name, critic_name = "actor", "critic"
 
   def __init__(self, num_env_steps: int, *, num_envs: int,
                rollout_length: int, eval_episodes: int = 100,
@@ -152,7 +152,7 @@ class OnPolicy(engine.Scenario):
              eval_env: Any) -> None:
     """Checks and stores the call's arguments; makes the environments."""
     owner = type(self).__name__
-    for name, module in (("actor", actor), (self.critic_name, critic)):
+    for name, module in ((self.actor_name, actor), (self.critic_name, critic)):
       if not callable(module) or not hasattr(type(module),
                                              "trainable_variables"):
         raise TypeError(f"{owner}: {name} must be a module (snt.Module, "
@@ -191,9 +191,9 @@ class OnPolicy(engine.Scenario):
   # ---- Engine interface. ----
 
   def models(self):
-    named = {"actor": self.actor, self.critic_name: self.critic}
+    named = {self.actor_name: self.actor, self.critic_name: self.critic}
     if not self.policy.is_discrete:
-      named["policy"] = self.policy
+      named["log_std"] = self.policy
     return named
 
   def trackables(self):

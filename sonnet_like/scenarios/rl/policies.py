@@ -120,12 +120,18 @@ class Policy(tf.Module):
   def sample(self, outputs: Any, rng: tf.random.Generator) -> tf.Tensor:
     """Samples one action per row from `rng` (unclipped for a Box)."""
     outputs = self.check(outputs)
+    # A fresh key from `rng` for stateless ops: `Generator.from_seed(s)` starts
+    # at counter s, so generators seeded 0 and 1 (the scenario's and an
+    # environment's) give the same numbers one block apart; re-keying keeps
+    # the policy's noise independent of an environment's draws.
+    seed = rng.make_seeds(1)[:, 0]
     if self.is_discrete:
       # Gumbel-max: argmax(logits + Gumbel noise) ~ Categorical(logits).
-      uniform = rng.uniform(tf.shape(outputs), minval=1e-20, maxval=1.0)
+      uniform = tf.random.stateless_uniform(tf.shape(outputs), seed,
+                                            minval=1e-20, maxval=1.0)
       gumbel = -tf.math.log(-tf.math.log(uniform))
       return tf.argmax(outputs + gumbel, axis=-1, output_type=tf.int32)
-    noise = rng.normal(tf.shape(outputs))
+    noise = tf.random.stateless_normal(tf.shape(outputs), seed)
     return outputs + tf.exp(self.log_std) * noise
 
   def to_env(self, actions: tf.Tensor) -> tf.Tensor:
