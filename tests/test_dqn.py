@@ -11,7 +11,6 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like import envs
-from sonnet_like.scenarios.rl import dqn as dqn_lib
 from sonnet_like.scenarios.rl import schedules
 from tests import rl_toys
 from tests import test_resume
@@ -46,26 +45,6 @@ def test_learns_the_guessing_game():
   assert np.isfinite(train["loss"][-1]) and train["loss"][-1] > 0
 
 
-def test_double_dqn_targets_match_numpy():
-  rng = np.random.default_rng(0)
-  reward = rng.normal(size=6).astype(np.float32)
-  terminated = np.array([0, 1, 0, 0, 1, 0], bool)
-  next_target = rng.normal(size=(6, 3)).astype(np.float32)
-  next_online = rng.normal(size=(6, 3)).astype(np.float32)
-  gamma = 0.9
-  rows = np.arange(6)
-  chosen = next_target[rows, next_online.argmax(1)]
-  expected_double = reward + gamma * (1 - terminated) * chosen
-  expected_plain = reward + gamma * (1 - terminated) * next_target.max(1)
-  assert not np.allclose(expected_double, expected_plain)
-  np.testing.assert_allclose(
-      dqn_lib.td_targets(reward, terminated, next_target, gamma,
-                         next_online).numpy(), expected_double, rtol=1e-6)
-  np.testing.assert_allclose(
-      dqn_lib.td_targets(reward, terminated, next_target, gamma).numpy(),
-      expected_plain, rtol=1e-6)
-
-
 class _Watch(snt.scenarios.Hook):
   """Records the online and target weights after every call."""
 
@@ -98,8 +77,26 @@ def test_target_syncs_exactly_at_the_configured_steps(tau):
         np.testing.assert_array_equal(t, b)   # Unchanged between syncs.
       assert any(not np.array_equal(o, t) for o, t in zip(online, target))
   # The target is a separate copy, and it was updated from the online one.
+  assert dqn.target_network is not q_network
   assert all(a is not b for a, b in zip(q_network.trainable_variables,
                                          dqn.target_network.trainable_variables))
+
+
+def test_a_given_target_network_is_used_and_starts_as_the_online_one():
+  target = snt.nets.MLP([16, 2], name="target")
+  watch = _Watch()
+  dqn = _scenario(num_env_steps=8, learning_starts=0, target_update_every=5,
+                  steps_per_call=1, hooks=[watch])
+  q_network = _q_network()
+  dqn(q_network, keras.optimizers.SGD(0.1), rl_toys.Guess(num_envs=4),
+      target_network=target)
+  assert dqn.target_network is target
+  online, target_values = watch.seen[1]
+  assert any(not np.array_equal(o, t) for o, t in zip(online, target_values))
+  # No sync yet after 1 step: the target holds the initial online weights.
+  before = [v.numpy() for v in target.trainable_variables]
+  for a, b in zip(before, target_values):
+    np.testing.assert_array_equal(a, b)
 
 
 class _NanGuess(rl_toys.Guess):
@@ -150,6 +147,13 @@ class _Box(rl_toys.Guess):
     self.action_space = envs.Box(np.zeros(1), np.ones(1))
 
 
+class _Wide(rl_toys.Guess):
+
+  def __init__(self):
+    super().__init__()
+    self.observation_spec = tf.TensorSpec([3], tf.float32)
+
+
 def test_errors_name_dqn():
   optimizer = keras.optimizers.SGD(0.1)
   with pytest.raises(ValueError, match="DQN: the environment's actions must "
@@ -168,6 +172,14 @@ def test_errors_name_dqn():
                      r"\[batch, 1\] to Q-values \[batch, 2\], got output "
                      r"shape \[3\]"):
     _scenario()(snt.nets.MLP([3], name="q3"), optimizer, rl_toys.Guess())
+  with pytest.raises(ValueError, match=r"DQN: eval_env must have the "
+                     r"training env.s observations .* got .*shape=\(3,\)"):
+    _scenario()(_q_network(), optimizer, rl_toys.Guess(),
+                eval_env=_Wide())
+  with pytest.raises(ValueError, match="DQN: target_network must have the "
+                     "same variables"):
+    _scenario()(_q_network(), optimizer, rl_toys.Guess(),
+                target_network=snt.nets.MLP([7, 2], name="other"))
   env = rl_toys.Guess()
   with pytest.raises(ValueError, match="DQN: eval_env must not be the "
                      "training environment"):
@@ -233,7 +245,7 @@ def test_killed_run_resumes_bitwise(tmp_path):
   whole = test_resume._start(script, tmp_path / "whole", tmp_path / "w.npz",
                              0.0)
   killed = test_resume._start(script, tmp_path / "killed", tmp_path / "k.npz",
-                              0.1)
+                              0.3)
   test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=12)
   killed.send_signal(signal.SIGKILL)
   killed.communicate()

@@ -21,10 +21,9 @@ from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import replay
 from sonnet_like.scenarios.rl import schedules
-
-LOSSES = ("huber", "mse")
 
 NOT_DISCRETE_ERROR = (
     "DQN: the environment's actions must be Discrete (one Q-value per "
@@ -45,41 +44,6 @@ TARGET_COPY_ERROR = (
     "DQN: could not copy q_network for the target network ({error}). Pass "
     "target_network=... (a second instance of the same network) to "
     "dqn(q_network, optimizer, env, target_network=...).")
-
-
-def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
-               next_q_target: tf.Tensor, gamma: float,
-               next_q_online: tf.Tensor | None = None) -> tf.Tensor:
-  """One-step Q-learning targets.
-
-  `reward + gamma * (1 - terminated) * next_q_target[a*]`, where `a*` is the
-  greedy action of `next_q_online` (double DQN, van Hasselt et al. 2016) or,
-  when it is None, of `next_q_target` (the max, as in Mnih et al. 2015).
-
-  Args:
-    reward: `[batch]` rewards.
-    terminated: `[batch]` bool; no bootstrapping where True.
-    next_q_target: `[batch, actions]` target-network values at the next
-      observation.
-    gamma: The discount.
-    next_q_online: `[batch, actions]` online-network values there, for double
-      DQN; None for plain DQN.
-
-  Returns:
-    `[batch]` float32 targets (no gradient flows through them).
-  """
-  chooser = next_q_target if next_q_online is None else next_q_online
-  best = tf.argmax(chooser, axis=-1, output_type=tf.int32)
-  bootstrap = tf.gather(next_q_target, best, axis=1, batch_dims=1)
-  keep = 1.0 - tf.cast(terminated, tf.float32)
-  targets = tf.cast(reward, tf.float32) + gamma * keep * tf.cast(
-      bootstrap, tf.float32)
-  return tf.stop_gradient(targets)
-
-
-def _huber(error: tf.Tensor) -> tf.Tensor:
-  magnitude = tf.abs(error)
-  return tf.where(magnitude <= 1.0, 0.5 * tf.square(error), magnitude - 0.5)
 
 
 def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
@@ -185,8 +149,8 @@ class DQN(engine.Scenario):
       raise ValueError(f"DQN: tau must be in (0, 1], got {tau!r}.")
     if not (isinstance(gamma, (int, float)) and 0 <= gamma <= 1):
       raise ValueError(f"DQN: gamma must be in [0, 1], got {gamma!r}.")
-    if loss not in LOSSES:
-      raise ValueError(f"DQN: loss must be one of {list(LOSSES)}, got "
+    if loss not in q_learning.LOSSES:
+      raise ValueError(f"DQN: loss must be one of {list(q_learning.LOSSES)}, got "
                        f"{loss!r}.")
     super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
     self._check_strategy(self.strategy)
@@ -247,7 +211,8 @@ class DQN(engine.Scenario):
       raise ValueError(f"DQN: buffer_size must be at least num_envs "
                        f"({self.env.num_envs}), got {self.buffer_size}.")
     if eval_env is not None:
-      self.eval_env = _make(eval_env, self.env.num_envs, self.seed + 1)
+      self.eval_env = _make(eval_env, min(self.eval_episodes, 100),
+                            self.seed + 1)
       if self.eval_env is self.env:
         raise ValueError("DQN: eval_env must not be the training environment "
                          "(evaluation resets it).")
@@ -255,10 +220,13 @@ class DQN(engine.Scenario):
       self.eval_env = _make(env, min(self.eval_episodes, 100), self.seed + 1)
     else:
       self.eval_env = None
-    if self.eval_env is not None and not isinstance(self.eval_env.action_space,
-                                                    envs.Discrete):
-      raise ValueError(NOT_DISCRETE_ERROR.format(
-          space=self.eval_env.action_space))
+    if self.eval_env is not None and (
+        self.eval_env.action_space != space or
+        self.eval_env.observation_spec != self.env.observation_spec):
+      raise ValueError(f"DQN: eval_env must have the training env's "
+                       f"observations {self.env.observation_spec} and actions "
+                       f"{space}, got {self.eval_env.observation_spec} and "
+                       f"{self.eval_env.action_space}.")
     if self.eval_env is None and self.eval_every:
       raise ValueError(NO_EVAL_ENV_ERROR)
     self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
@@ -335,14 +303,15 @@ class DQN(engine.Scenario):
     next_target = self.target_network(batch.next_observation)
     next_online = (self.q_network(batch.next_observation) if self.double_dqn
                    else None)
-    targets = td_targets(batch.reward, batch.terminated, next_target,
+    targets = q_learning.td_targets(batch.reward, batch.terminated, next_target,
                          self.gamma, next_online)
     variables = self._online_variables()
     with tf.GradientTape() as tape:
       q = tf.gather(self.q_network(batch.observation), batch.action, axis=1,
                     batch_dims=1)
       error = tf.cast(q, tf.float32) - targets
-      losses = _huber(error) if self.loss == "huber" else tf.square(error)
+      losses = (q_learning.huber(error) if self.loss == "huber" else
+                tf.square(error))
       loss = tf.reduce_mean(losses)
     grads = tape.gradient(loss, variables)
     finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
