@@ -19,6 +19,21 @@ def _call(module: Any, x: tf.Tensor) -> Any:
   return module(x)
 
 
+# --- nets: cifar10_convnet, resnet ---
+def _resnet(blocks, channels, **kwargs) -> Any:
+  """A ResNet whose logits start random (Sonnet's start at zero)."""
+  net = snt.nets.ResNet(blocks, 3, channels_per_group_list=channels, **kwargs)
+  logits = net._logits  # pylint: disable=protected-access
+  logits.w_init = snt.initializers.RandomNormal()
+  return net
+
+
+def _train_then_eval(module: Any, x: tf.Tensor) -> Any:
+  """A training call, then the output of an evaluation call."""
+  module(x, is_training=True)
+  return module(x, is_training=False)
+
+
 # --- optimizers ---
 def _fresh_metric(metric: Any, x: tf.Tensor) -> tf.Tensor:
   """Builds (or restores) `metric`, resets it, returns it on sum(x, 0)."""
@@ -173,7 +188,55 @@ DESCRIPTORS: list[Descriptor] = [
                call=lambda m, x: m(
                    x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
     # --- nets: cifar10_convnet, resnet ---
+    Descriptor("Cifar10ConvNet",
+               lambda: snt.nets.Cifar10ConvNet(
+                   num_classes=3, output_channels=(4, 6, 8), strides=(1, 2, 1)),
+               (2, 8, 8, 3), call=lambda m, x: m(x, is_training=True)),
+    # Outside training BatchNorm uses the batch statistics by default.
+    Descriptor("Cifar10ConvNet_NCHW_eval_local_stats",
+               lambda: snt.nets.Cifar10ConvNet(
+                   num_classes=3, data_format="NCHW", output_channels=(4, 6),
+                   strides=(2, 1)),
+               (2, 3, 8, 8), call=lambda m, x: m(x, is_training=False)),
+    Descriptor("Cifar10ConvNet_tensor_is_training",
+               lambda: snt.nets.Cifar10ConvNet(
+                   num_classes=3, output_channels=(4,), strides=(1,)),
+               (2, 6, 6, 3), call=lambda m, x: m(
+                   x, is_training=tf.math.is_finite(tf.reduce_sum(x)),
+                   test_local_stats=tf.math.is_nan(tf.reduce_sum(x)))),
+    # Empty groups keep the rows small; group 1 has a block with a projected
+    # shortcut and one without.
+    Descriptor("ResNet",
+               lambda: _resnet([1, 2, 0, 0], (8, 12, 8, 8)),
+               (2, 16, 16, 3), call=lambda m, x: m(x, is_training=True)),
+    # A tiny decay makes the moving statistics the last batch's (to float32
+    # precision), so the evaluation after the training call does not depend
+    # on earlier calls.
+    Descriptor("ResNet_v2_train_then_eval",
+               lambda: _resnet([1, 0, 0, 1], (8, 8, 8, 12), resnet_v2=True,
+                               bn_config={"decay_rate": 1e-9, "eps": 1e-3}),
+               (2, 32, 32, 3), call=lambda m, x: _train_then_eval(m, x)),
     # --- nets: vqvae ---
+    Descriptor("VectorQuantizer",
+               lambda: snt.nets.VectorQuantizer(4, 6, commitment_cost=0.25),
+               (2, 3, 4), call=lambda m, x: m(x, is_training=True)),
+    Descriptor("VectorQuantizerEMA_eval",
+               lambda: snt.nets.VectorQuantizerEMA(4, 6, commitment_cost=0.25,
+                                                   decay=0.9),
+               (2, 3, 4), call=lambda m, x: m(x, is_training=False)),
+    # With one code and a tiny decay, a training call moves the code to the
+    # mean of its inputs whatever came before: train, then evaluate on it.
+    Descriptor("VectorQuantizerEMA_train_then_eval",
+               lambda: snt.nets.VectorQuantizerEMA(4, 1, commitment_cost=0.25,
+                                                   decay=1e-9),
+               (2, 3, 4), call=lambda m, x: _train_then_eval(m, x)),
+    # A boolean tensor known only when the graph runs (False here): the
+    # update is a tf.cond branch that does not run.
+    Descriptor("VectorQuantizerEMA_tensor_is_training",
+               lambda: snt.nets.VectorQuantizerEMA(4, 6, commitment_cost=0.25,
+                                                   decay=0.9),
+               (2, 3, 4), call=lambda m, x: m(
+                   x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
     # --- distribute ---
     # Without a strategy (one replica) it is BatchNorm with given averages.
     Descriptor("CrossReplicaBatchNorm",
@@ -292,6 +355,10 @@ NOT_DESCRIBED: dict[str, str] = {
               "checkpoint and tf.distribute for each.")
        for name in ("SGD", "Momentum", "Adam", "RMSProp")},
     # --- nets / distribute (NOT_DESCRIBED) ---
+    "ResNet50": ("ResNet with 3, 4, 6 and 3 blocks, whose code the ResNet rows "
+                 "run; a row would build its 23.5M weights in each test "
+                 "(about 2 minutes in all). tests/test_resnet.py builds it "
+                 "once against dm-sonnet."),
     "RNNCore": "abstract base of the recurrent cores; their rows exercise it.",
     "UnrolledRNN": "abstract base of UnrolledLSTM; its row exercises it.",
 }

@@ -3,10 +3,22 @@
 # pylint: disable=g-bad-import-order
 from sonnet_like.nets.mlp import MLP
 # --- cifar10_convnet, resnet ---
+from sonnet_like.nets import resnet
+from sonnet_like.nets.cifar10_convnet import Cifar10ConvNet
+from sonnet_like.nets.resnet import ResNet
+from sonnet_like.nets.resnet import ResNet50
 # --- vqvae ---
+from sonnet_like.nets.vqvae import VectorQuantizer
+from sonnet_like.nets.vqvae import VectorQuantizerEMA
 
 __all__ = [
     "MLP",
     # --- cifar10_convnet, resnet ---
+    "Cifar10ConvNet",
+    "resnet",
+    "ResNet",
+    "ResNet50",
     # --- vqvae ---
+    "VectorQuantizer",
+    "VectorQuantizerEMA",
 ]
