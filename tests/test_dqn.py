@@ -45,6 +45,15 @@ def test_learns_the_guessing_game():
   assert np.isfinite(train["loss"][-1]) and train["loss"][-1] > 0
 
 
+def test_runs_under_xla():
+  dqn = _scenario(num_env_steps=4 * 40, learning_starts=32, steps_per_call=20,
+                  jit_compile=True)
+  history = dqn(_q_network(), keras.optimizers.Adam(0.01), rl_toys.Guess())
+  assert dqn.step == 40 and history.train["env_steps"][-1] == 160
+  assert np.isfinite(history.train["loss"][-1])
+  assert history.train["loss"][-1] > 0
+
+
 class _Watch(snt.scenarios.Hook):
   """Records the online and target weights after every call."""
 
