@@ -118,3 +118,13 @@ def test_unknown_shape_at_creation_is_a_clear_error():
                   input_signature=[tf.TensorSpec([None], tf.float32)])
   with pytest.raises(ValueError, match="'partial' needs a value of fully"):
     f(tf.ones([2]))
+
+
+def test_float64_values_with_a_python_decay_inside_tf_function():
+  ema = snt.ExponentialMovingAverage(0.5, name="ema64")
+  update = tf.function(ema.update)
+  update(tf.constant([2.0], tf.float64))
+  update(tf.constant([4.0], tf.float64))
+  # hidden: 1, then 2.5; debiased by 1 - 0.5**2.
+  np.testing.assert_allclose(ema.value.numpy(), [2.5 / 0.75])
+  assert ema.value.dtype == tf.float64

@@ -88,8 +88,13 @@ class ExponentialMovingAverage(metrics.Metric):
     self._check_like_average(value)
     self._counter.assign_add(1)
     steps = tf.cast(self._counter, value.dtype)
-    self._hidden.assign_sub((self._hidden - value) * (1 - self._decay))
-    self.average.assign(self._hidden / (1. - tf.pow(self._decay, steps)))
+    decay = self._decay
+    if isinstance(decay, (tf.Tensor, tf.Variable)):
+      decay = tf.cast(decay, value.dtype)
+    self._hidden.assign_sub((self._hidden - value) * (1 - decay))
+    # tf.pow would make a float32 constant of a Python float in a graph.
+    decay_power = tf.pow(tf.cast(decay, value.dtype), steps)
+    self.average.assign(self._hidden / (1. - decay_power))
 
   @property
   def value(self) -> tf.Tensor:
