@@ -209,18 +209,12 @@ def test_constructor_errors_name_gan(kwargs, message):
     snt.scenarios.GAN(num_steps=1, **kwargs)
 
 
-@pytest.mark.parametrize("data", [
-    (_two_modes(32), np.zeros(32)),
-    np.zeros(32, np.float32),
-    "data.npy",
-    tf.data.Dataset.from_tensor_slices((np.zeros((8, 2), np.float32),
-                                        np.zeros(8))).batch(4),
-], ids=["pair", "vector", "string", "pair_dataset"])
-def test_wrong_data_is_refused(data):
+def test_wrong_data_is_refused_before_training():
   generator, discriminator = _nets()
   gan = snt.scenarios.GAN(num_steps=1, batch_size=8, progress=False)
   with pytest.raises(TypeError, match="GAN: data must be a tf.data.Dataset"):
-    gan(generator, discriminator, *_adams(), data)
+    gan(generator, discriminator, *_adams(), (_two_modes(32), np.zeros(32)))
+  assert gan.step == 0
 
 
 def test_discriminator_output_and_generator_shape_errors():

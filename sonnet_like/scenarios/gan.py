@@ -44,6 +44,8 @@ import tensorflow as tf
 
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
+from sonnet_like.scenarios import gan_data
+from sonnet_like.scenarios import gan_ema
 from sonnet_like.scenarios import gan_losses
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
@@ -51,12 +53,6 @@ from sonnet_like.scenarios import supervised
 
 Sampler = Callable[[tf.random.Generator, Any], tf.Tensor]
 Evaluator = Callable[[Any], dict[str, float]]
-
-DATA_ERROR = (
-    "GAN: data must be a tf.data.Dataset whose elements are batches of real "
-    "examples (one tensor each; for (x, y) pairs use "
-    "`dataset.map(lambda x, y: x)`) or an array of real examples shaped "
-    "[N, ...], got {value}.")
 
 DISCRIMINATOR_OUTPUT_ERROR = (
     "GAN: the discriminator must return one score per example, shaped "
@@ -69,25 +65,6 @@ GENERATOR_OUTPUT_ERROR = (
     "shape.")
 
 
-class GeneratorEMA(tf.Module):
-  """Exponential moving averages of a generator's trainable variables."""
-
-  def __init__(self, variables: Iterable[tf.Variable], decay: float):
-    super().__init__(name="generator_ema")
-    self.decay = decay
-    self.targets = list(variables)
-    self.averages = [
-        tf.Variable(v.read_value(), trainable=False,
-                    name=v.name.split(":")[0].replace("/", "_") + "_ema")
-        for v in self.targets]
-
-  def update(self) -> None:
-    """`ema = decay * ema + (1 - decay) * w` for every variable."""
-    for average, target in zip(self.averages, self.targets):
-      average.assign(self.decay * average +
-                     (1.0 - self.decay) * target.read_value())
-
-
 def _check_fraction(name: str, value: Any) -> None:
   if value is None:
     return
@@ -95,35 +72,6 @@ def _check_fraction(name: str, value: Any) -> None:
       not 0.0 <= value < 1.0):
     raise ValueError(f"GAN: {name} must be a float in [0, 1) or None, got "
                      f"{value!r}.")
-
-
-def _describe(value: Any) -> str:
-  if isinstance(value, tf.data.Dataset):
-    return f"a tf.data.Dataset with elements {value.element_spec}"
-  return f"{type(value).__name__}{getattr(value, 'shape', '')}"
-
-
-def real_dataset(data: Any, batch_size: int, seed: int,
-                 shuffle: bool = True) -> tf.data.Dataset:
-  """An endless dataset of real batches (see the module docstring)."""
-  if isinstance(data, tf.data.Dataset):
-    if not isinstance(data.element_spec, tf.TensorSpec) or (
-        data.element_spec.shape.rank or 0) < 2:
-      raise TypeError(DATA_ERROR.format(value=_describe(data)))
-    return data.repeat()
-  if (isinstance(data, (str, bytes, dict, tuple, list)) or
-      not hasattr(data, "shape") or len(data.shape) < 2 or
-      not np.issubdtype(np.asarray(data).dtype, np.number)):
-    raise TypeError(DATA_ERROR.format(value=_describe(data)))
-  x = np.asarray(data)
-  x = x.astype(np.float32) if x.dtype == np.float64 else x
-  if len(x) < batch_size:
-    raise ValueError(f"GAN: data has {len(x)} examples, fewer than "
-                     f"batch_size={batch_size}.")
-  dataset = tf.data.Dataset.from_tensor_slices(x)
-  if shuffle:
-    dataset = dataset.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
-  return dataset.repeat().batch(batch_size, drop_remainder=True).prefetch(2)
 
 
 class GAN(engine.Scenario):
@@ -195,7 +143,7 @@ class GAN(engine.Scenario):
     self.generator_ema, self.latent_size = generator_ema, latent_size
     self.batch_size, self.shuffle = batch_size, shuffle
     self._sampler = sampler or self._normal
-    self._ema: GeneratorEMA | None = None
+    self._ema: gan_ema.GeneratorEMA | None = None
 
   def _normal(self, rng: tf.random.Generator, batch_size: Any) -> tf.Tensor:
     return rng.normal([batch_size, self.latent_size])
@@ -241,7 +189,7 @@ class GAN(engine.Scenario):
                         f"-> dict, got {evaluator!r}.")
     self.generator, self.discriminator = generator, discriminator
     self.g_optimizer, self.d_optimizer = g_optimizer, d_optimizer
-    self._dataset = real_dataset(data, self.batch_size, self.seed,
+    self._dataset = gan_data.real_dataset(data, self.batch_size, self.seed,
                                  self.shuffle)
     self.evaluators = evaluators
     return self.run()
@@ -273,8 +221,8 @@ class GAN(engine.Scenario):
                              self.discriminator.trainable_variables)
     self._ema = None
     if self.generator_ema is not None:
-      self._ema = GeneratorEMA(self.generator.trainable_variables,
-                               self.generator_ema)
+      self._ema = gan_ema.GeneratorEMA(self.generator.trainable_variables,
+                                       self.generator_ema)
 
   def _uses_interpolates(self) -> bool:
     return self.gradient_penalty > 0 and self.penalty == "wgan_gp"
@@ -380,14 +328,8 @@ class GAN(engine.Scenario):
     if self._ema is None:
       yield
       return
-    saved = [v.read_value() for v in self._ema.targets]
-    for target, average in zip(self._ema.targets, self._ema.averages):
-      target.assign(average.read_value())
-    try:
+    with self._ema.swapped_in():
       yield
-    finally:
-      for target, value in zip(self._ema.targets, saved):
-        target.assign(value)
 
   def sample(self, num_samples: int, seed: int = 0) -> np.ndarray:
     """`num_samples` generated examples (EMA weights if enabled), as NumPy.
