@@ -237,7 +237,7 @@ def test_discriminator_output_and_generator_shape_errors():
     gan(*_nets(), keras.optimizers.Adam(), "adam", _two_modes(32))
 
 
-def _mirrored_run(strategy, optimizer_fn, steps=4, n_critic=2):
+def _mirrored_run(strategy, optimizer_fn, k, steps=4, n_critic=2):
   strategy = strategy or tf.distribute.get_strategy()
   with strategy.scope():
     generator, discriminator = _nets(hidden=8)
@@ -245,7 +245,7 @@ def _mirrored_run(strategy, optimizer_fn, steps=4, n_critic=2):
   gan = snt.scenarios.GAN(
       num_steps=steps, n_critic=n_critic, batch_size=16, latent_size=3,
       loss="wasserstein", gradient_penalty=10.0, generator_ema=0.9,
-      steps_per_call=2, shuffle=False, progress=False, log_every=1,
+      steps_per_call=k, shuffle=False, progress=False, log_every=1,
       strategy=strategy if strategy is not tf.distribute.get_strategy()
       else None)
   history = gan(generator, discriminator, g_opt, d_opt, _two_modes(128))
@@ -258,14 +258,14 @@ def _mirrored_run(strategy, optimizer_fn, steps=4, n_critic=2):
   return values, history
 
 
-@pytest.mark.parametrize("optimizer_fn", [
-    lambda: keras.optimizers.Adam(0.01),
-    lambda: snt.optimizers.Adam(0.01),
-], ids=["keras_adam", "snt_adam"])
-def test_mirrored_matches_one_device(optimizer_fn):
+@pytest.mark.parametrize("optimizer_fn,k", [
+    (lambda: keras.optimizers.Adam(0.01), 2),
+    (lambda: snt.optimizers.Adam(0.01), 1),
+], ids=["keras_adam_k2", "snt_adam_k1"])
+def test_mirrored_matches_one_device(optimizer_fn, k):
   strategy = test_distribute_scenario._mirrored()  # pylint: disable=protected-access
-  single, single_history = _mirrored_run(None, optimizer_fn)
-  mirrored, mirrored_history = _mirrored_run(strategy, optimizer_fn)
+  single, single_history = _mirrored_run(None, optimizer_fn, k)
+  mirrored, mirrored_history = _mirrored_run(strategy, optimizer_fn, k)
   for one, both in zip(single, mirrored):
     half = len(both) // 2
     np.testing.assert_array_equal(both[:half], both[half:])
