@@ -262,7 +262,7 @@ def test_killed_run_resumes_bitwise(tmp_path):
   resumed = test_resume._start(script, tmp_path / "killed",
                                tmp_path / "k.npz", 0.0)
   for process in (whole, resumed):
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-3000:]
     assert "FINISHED 36" in out
     assert ("resuming from" in err) == (process is resumed)
