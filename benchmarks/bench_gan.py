@@ -1,0 +1,154 @@
+"""Speed of the GAN scenario against a hand-written tf.function GAN loop.
+
+The same MLP generator and discriminator (2-D ring of Gaussians, batch 256,
+Keras Adam) trained in one process by
+
+  (a) a hand-written tf.function running K cycles per call (a tf.range loop;
+      each cycle: n_critic discriminator updates on fresh real batches from
+      the same tf.data iterator and latent codes from a tf.random.Generator,
+      then one generator update),
+  (b) snt.scenarios.GAN with steps_per_call=K (which adds the NaN/Inf guard,
+      per-replica loss scaling, the step counter and hooks),
+
+for two configurations: a non-saturating GAN (n_critic=1) and WGAN-GP
+(n_critic=5, interpolates drawn from the generator), with K = 1 and 50, in
+interleaved rounds. Tracing and the first call are timed apart from the
+steady-state speed. Prints median steps/s and the ratio (b)/(a).
+
+    python benchmarks/bench_gan.py [--steps 2000] [--rounds 5]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import keras  # pylint: disable=g-import-not-at-top
+import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _ROOT)
+import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios import gan_data  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios import gan_eval  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios import gan_losses  # pylint: disable=g-import-not-at-top
+
+BATCH, LATENT, HIDDEN = 256, 16, 128
+CONFIGS = {
+    "non-saturating": dict(loss="non_saturating", n_critic=1,
+                           gradient_penalty=0.0),
+    "WGAN-GP n_critic=5": dict(loss="wasserstein", n_critic=5,
+                               gradient_penalty=10.0),
+}
+
+
+def _nets():
+  tf.random.set_seed(0)
+  return (snt.nets.MLP([HIDDEN, HIDDEN, 2], name="generator"),
+          snt.nets.MLP([HIDDEN, HIDDEN, 1], name="discriminator"))
+
+
+def handwritten(data, config, steps, k):
+  """Returns (seconds to first call, steady steps/s)."""
+  generator, discriminator = _nets()
+  g_opt, d_opt = keras.optimizers.Adam(1e-4), keras.optimizers.Adam(1e-4)
+  iterator = iter(gan_data.real_dataset(data, BATCH, seed=0))
+  rng = tf.random.Generator.from_seed(0)
+  d_loss_fn, g_loss_fn = gan_losses.get(config["loss"])
+  weight, n_critic = config["gradient_penalty"], config["n_critic"]
+  critic = lambda x: discriminator(x)[:, 0]
+
+  @tf.function
+  def train(n):
+    g_loss = tf.constant(0.0)
+    for _ in tf.range(n):
+      for _ in range(n_critic):
+        real = next(iterator)
+        fake = generator(rng.normal([BATCH, LATENT]))
+        eps = rng.uniform([BATCH]) if weight else None
+        with tf.GradientTape() as tape:
+          losses = d_loss_fn(critic(real), critic(fake))
+          if weight:
+            losses += weight * gan_losses.wgan_gp_penalty(critic, real, fake,
+                                                          eps)
+          d_loss = tf.reduce_mean(losses)
+        variables = discriminator.trainable_variables
+        d_opt.apply_gradients(zip(tape.gradient(d_loss, variables),
+                                  variables))
+      with tf.GradientTape() as tape:
+        g_loss = tf.reduce_mean(g_loss_fn(critic(generator(
+            rng.normal([BATCH, LATENT])))))
+      variables = generator.trainable_variables
+      g_opt.apply_gradients(zip(tape.gradient(g_loss, variables), variables))
+    return g_loss
+
+  n = tf.constant(k)
+  start = time.perf_counter()
+  float(train(n))
+  first = time.perf_counter()
+  for _ in range(steps // k - 1):
+    loss = train(n)
+  float(loss)
+  return first - start, (steps - k) / (time.perf_counter() - first)
+
+
+class _Clock(snt.scenarios.Hook):
+
+  def __init__(self):
+    self.times, self.steps = [], []
+
+  def step_end(self, scenario, step, logs):
+    self.times.append(time.perf_counter())
+    self.steps.append(step)
+
+
+def scenario(data, config, steps, k):
+  clock = _Clock()
+  generator, discriminator = _nets()
+  gan = snt.scenarios.GAN(num_steps=steps, batch_size=BATCH,
+                          latent_size=LATENT, steps_per_call=k,
+                          log_every=steps, progress=False,
+                          catch_signals=False, hooks=[clock], **config)
+  start = time.perf_counter()
+  gan(generator, discriminator, keras.optimizers.Adam(1e-4),
+      keras.optimizers.Adam(1e-4), data)
+  return (clock.times[0] - start, (clock.steps[-1] - clock.steps[0]) /
+          (clock.times[-1] - clock.times[0]))
+
+
+def main():
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--steps", type=int, default=2000)
+  parser.add_argument("--rounds", type=int, default=5)
+  args = parser.parse_args()
+  data = gan_eval.mixture("ring", 20_000).samples
+  contenders = []
+  for name, config in CONFIGS.items():
+    for k in (1, 50):
+      # Generator steps: a whole number of calls, at least 4 of them.
+      steps = max(args.steps // config["n_critic"] // k, 4) * k
+      contenders.append((f"hand-written {name} K={k}", (handwritten, config,
+                                                        steps, k)))
+      contenders.append((f"GAN          {name} K={k}", (scenario, config,
+                                                        steps, k)))
+  results = {name: [] for name, _ in contenders}
+  for r in range(args.rounds):
+    order = contenders if r % 2 == 0 else contenders[::-1]
+    for name, (fn, config, steps, k) in order:
+      results[name].append(fn(data, config, steps, k))
+    print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+  speed = {n: statistics.median(s for _, s in v) for n, v in results.items()}
+  setup = {n: statistics.median(t for t, _ in v) for n, v in results.items()}
+  print(f"{'':38s} {'steps/s':>9s} {'trace+1st call':>15s} "
+        f"{'vs hand-written':>16s}")
+  for name in results:
+    base = speed[name.replace("GAN         ", "hand-written")]
+    print(f"{name:38s} {speed[name]:9.1f} {setup[name]:14.2f}s "
+          f"{speed[name] / base:15.2f}x")
+
+
+if __name__ == "__main__":
+  main()
