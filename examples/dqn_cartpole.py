@@ -3,7 +3,8 @@ evaluation episodes), in gymnasium or in the in-graph TensorFlow CartPole.
 
 Hyperparameters follow rl-baselines3-zoo's CartPole DQN (Adam 2.3e-3, batch
 64, a 256-256 MLP, 1,000 transitions before learning, epsilon 1 -> 0.04 over
-16% of the run, half an update per transition). The zoo runs its updates in
+16% of the run, half an update per transition, gradients clipped to norm
+10 as stable-baselines3's DQN does by default). The zoo runs its updates in
 bursts (128 every 256 env steps) and syncs the target every 10 env steps,
 i.e. between bursts, so the target stays fixed for 128 updates; here one
 update runs every 2 env steps, so the target is synced every 256 env steps
@@ -78,7 +79,8 @@ def main() -> None:
       epsilon=(1.0, 0.04, 0.16), double_dqn=True, loss="huber",
       eval_every=max(1, args.eval_every // n), eval_episodes=EVAL_EPISODES,
       steps_per_call=200 if args.in_graph else 50, log_every=1_000,
-      save_dir=args.save_dir, seed=args.seed, hooks=[hook], progress=False)
+      clip_norm=10.0, save_dir=args.save_dir, seed=args.seed, hooks=[hook],
+      progress=False)
   q_network = snt.nets.MLP([256, 256, 2], name="q_network")
   history = dqn(q_network, keras.optimizers.Adam(2.3e-3), env,
                 eval_env=eval_env)
