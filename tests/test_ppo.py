@@ -229,7 +229,7 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _wait_for_checkpoint(save_dir, process, at_least, timeout=120):
+def _wait_for_checkpoint(save_dir, process, at_least, timeout=300):
   deadline = time.time() + timeout
   while time.time() < deadline:
     state = tf.train.get_checkpoint_state(str(save_dir))
@@ -257,7 +257,7 @@ def test_killed_run_resumes_bitwise(tmp_path):
   killed.communicate()
   resumed = start("killed", 0.0)
   for process in (whole, resumed):
-    out, err = process.communicate(timeout=180)
+    out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-3000:]
     assert "FINISHED 30" in out
   assert "resuming from" in err

@@ -39,7 +39,7 @@ class REINFORCE(on_policy.OnPolicy):
       >>> import sonnet_like as snt, keras
       >>> from tests import rl_toys
       >>> reinforce = snt.scenarios.REINFORCE(
-      ...     num_env_steps=3_000, num_envs=8, rollout_length=25,
+      ...     num_env_steps=6_000, num_envs=8, rollout_length=25,
       ...     progress=False)
       >>> history = reinforce(snt.Linear(2, name="policy"),
       ...                     snt.Linear(1, name="baseline"),

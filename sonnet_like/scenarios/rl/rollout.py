@@ -13,7 +13,7 @@ stepped through `tf.numpy_function` from the same loop.
     >>> env = rl_toys.Guess(num_envs=2)
     >>> _ = env.reset(seed=0)
     >>> policy = policies.Policy("PPO", env.action_space)
-    >>> actor = lambda obs: tf.concat([-obs, obs], axis=1)   # always right
+    >>> actor = lambda obs: 20 * tf.concat([-obs, obs], axis=1)  # right
     >>> batch = collect(env, actor, policy, episodes.EpisodeStats(2),
     ...                 tf.random.Generator.from_seed(0), length=5)
     >>> batch.rewards.shape, float(tf.reduce_mean(batch.rewards)) > 0.8
