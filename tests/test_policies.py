@@ -51,7 +51,8 @@ def test_box_is_a_normal_with_a_trainable_state_independent_log_std():
   distribution = policy.distribution(means)
   assert distribution.event_shape == [2]
   actions = tf.constant([[0.0, 1.0], [2.0, 3.0]])
-  want = tfd.Normal(means, np.float32(np.exp(-0.5))).log_prob(actions).numpy().sum(1)
+  scale = np.float32(np.exp(-0.5))
+  want = tfd.Normal(means, scale).log_prob(actions).numpy().sum(1)
   np.testing.assert_allclose(distribution.log_prob(actions).numpy(), want,
                              rtol=1e-5)
   with tf.GradientTape() as tape:

@@ -46,8 +46,9 @@ class PPO(on_policy.OnPolicy):
       >>> ppo = snt.scenarios.PPO(num_env_steps=4_000, num_envs=8,
       ...                         rollout_length=25, num_epochs=2,
       ...                         num_minibatches=2, progress=False)
-      >>> history = ppo(snt.Linear(2, name="actor"), snt.Linear(1, name="critic"),
-      ...               keras.optimizers.Adam(0.05), env, eval_env=eval_env)
+      >>> actor, critic = snt.Linear(2, name="actor"), snt.Linear(1, name="v")
+      >>> history = ppo(actor, critic, keras.optimizers.Adam(0.05), env,
+      ...               eval_env=eval_env)
       >>> history.eval["return"][-1] > 4.5   # random: 2.5, best: 5
       True
 
