@@ -274,3 +274,26 @@ def test_mirrored_matches_one_device(optimizer_fn, k):
     np.testing.assert_allclose(mirrored_history.train[key],
                                single_history.train[key], rtol=1e-4,
                                atol=1e-5)
+
+
+def test_logs_checkpoints_tensorboard_and_progress_bar(tmp_path, capsys):
+  generator, discriminator = _nets(hidden=8)
+  gan = snt.scenarios.GAN(num_steps=4, batch_size=16, latent_size=3,
+                          generator_ema=0.9, log_every=2, eval_every=4,
+                          save_every=2, save_dir=str(tmp_path),
+                          progress=True)
+  gan(generator, discriminator, *_adams(), _two_modes(64),
+      evaluators=[gan_eval.ModeCoverage(_MODES, _STD, 100)])
+  tags = set()
+  for kind in ("train", "eval"):
+    for path in (tmp_path / "logs" / kind).iterdir():
+      for event in tf.compat.v1.train.summary_iterator(str(path)):
+        tags.update(v.tag for v in event.summary.value)
+  assert tags >= {"d_loss", "g_loss", "modes", "high_quality"}
+  assert tf.train.get_checkpoint_state(str(tmp_path)).model_checkpoint_path \
+      .endswith("ckpt-4")
+  reader = tf.train.load_checkpoint(str(tmp_path / "ckpt-4"))
+  names = reader.get_variable_to_shape_map()
+  assert any(n.startswith("generator_ema/averages/") for n in names)
+  assert any(n.startswith("d_optimizer/") for n in names)
+  assert "4/4" in capsys.readouterr().err
