@@ -166,8 +166,9 @@ def main():
   steps, n = args.steps, args.num_envs
   contenders = []
   for k in (1, 100):
-    contenders += [(f"hand-written K={k}", lambda k=k: handwritten(steps, k, n)),
-                   (f"DQN scenario K={k}", lambda k=k: scenario(steps, k, n))]
+    contenders += [
+        (f"hand-written K={k}", lambda k=k: handwritten(steps, k, n)),
+        (f"DQN scenario K={k}", lambda k=k: scenario(steps, k, n))]
   results = {name: [] for name, _ in contenders}
   for r in range(args.rounds):
     order = contenders if r % 2 == 0 else contenders[::-1]

@@ -87,8 +87,9 @@ def test_target_syncs_exactly_at_the_configured_steps(tau):
       assert any(not np.array_equal(o, t) for o, t in zip(online, target))
   # The target is a separate copy, and it was updated from the online one.
   assert dqn.target_network is not q_network
-  assert all(a is not b for a, b in zip(q_network.trainable_variables,
-                                         dqn.target_network.trainable_variables))
+  targets = dqn.target_network.trainable_variables
+  assert all(a is not b
+             for a, b in zip(q_network.trainable_variables, targets))
 
 
 def test_a_given_target_network_is_used_and_starts_as_the_online_one():

@@ -150,8 +150,8 @@ class DQN(engine.Scenario):
     if not (isinstance(gamma, (int, float)) and 0 <= gamma <= 1):
       raise ValueError(f"DQN: gamma must be in [0, 1], got {gamma!r}.")
     if loss not in q_learning.LOSSES:
-      raise ValueError(f"DQN: loss must be one of {list(q_learning.LOSSES)}, got "
-                       f"{loss!r}.")
+      raise ValueError(f"DQN: loss must be one of "
+                       f"{list(q_learning.LOSSES)}, got {loss!r}.")
     super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
     self._check_strategy(self.strategy)
     self.num_env_steps, self.num_envs = num_env_steps, num_envs

@@ -1,4 +1,4 @@
-"""Schedules: a value (e.g. DQN's exploration epsilon) as a function of the step.
+"""Schedules: a value (e.g. DQN's epsilon) as a function of the step.
 
 A schedule is a pure function of the step counter, so a resumed run (whose
 step counter is restored) continues it exactly; it holds no state of its own.
