@@ -271,7 +271,7 @@ class GAN(engine.Scenario):
         else:
           penalty = gan_losses.r1_penalty(self._scores, real)
         losses = losses + self.gradient_penalty * penalty
-      loss = tf.reduce_sum(losses) / global_size
+      loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
     grads = tape.gradient(loss, variables)
     self.apply_update(self.d_optimizer, grads, variables, loss=loss)
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
@@ -282,7 +282,7 @@ class GAN(engine.Scenario):
     with tf.GradientTape() as tape:
       fake = supervised.call_model(self.generator, code, True)
       losses = self.g_loss_fn(self._scores(fake))
-      loss = tf.reduce_sum(losses) / global_size
+      loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
     grads = tape.gradient(loss, variables)
     self.apply_update(self.g_optimizer, grads, variables, loss=loss)
     return tf.reduce_mean(losses)
@@ -298,15 +298,14 @@ class GAN(engine.Scenario):
     d_losses, penalties = [], []
     for i in range(self.n_critic):
       local = reals[i].shape[0] or tf.shape(reals[i])[0]
-      global_size = tf.cast(local * replicas, reals[i].dtype)
       d_loss, penalty = self._critic_update(
-          reals[i], codes[i], weights[i] if weights else None, global_size)
+          reals[i], codes[i], weights[i] if weights else None,
+          local * replicas)
       d_losses.append(d_loss)
       if penalty is not None:
         penalties.append(penalty)
     local = generator_codes.shape[0] or tf.shape(generator_codes)[0]
-    g_loss = self._generator_update(
-        generator_codes, tf.cast(local * replicas, tf.float32))
+    g_loss = self._generator_update(generator_codes, local * replicas)
     if self._ema is not None:
       self._ema.update()
     logs = {"d_loss": tf.add_n(d_losses) / len(d_losses), "g_loss": g_loss}
