@@ -79,7 +79,10 @@ def handwritten(iterations):
 
     dtypes = (tf.float32, tf.int32, tf.float32, tf.float32, tf.bool, tf.bool,
               tf.float32)
-    arrays = tuple(tf.TensorArray(d, size=LENGTH) for d in dtypes)
+    shapes = ([NUM_ENVS, 4], [NUM_ENVS], [NUM_ENVS], [NUM_ENVS], [NUM_ENVS],
+              [NUM_ENVS], [NUM_ENVS, 4])
+    arrays = tuple(tf.TensorArray(d, size=LENGTH, element_shape=s)
+                   for d, s in zip(dtypes, shapes))
     _, last, arrays = tf.while_loop(
         lambda t, *_: t < LENGTH, body,
         (tf.constant(0), env.observation(), arrays),
@@ -118,7 +121,8 @@ def handwritten(iterations):
       return i + 1, total + loss
 
     _, total = tf.while_loop(lambda i, _: i < EPOCHS * MINIBATCHES, update,
-                             (tf.constant(0), tf.constant(0.0)))
+                             (tf.constant(0), tf.constant(0.0)),
+                             maximum_iterations=EPOCHS * MINIBATCHES)
     return total
 
   start = time.perf_counter()
