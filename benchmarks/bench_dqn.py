@@ -17,6 +17,7 @@ call). Prints median scenario steps/s (one step = N environment steps and
 one update) and the ratio scenario / hand-written at the same K.
 
     python benchmarks/bench_dqn.py [--steps 2000] [--rounds 5] [--num_envs 4]
+                                   [--k 1 100]
 """
 
 import argparse
@@ -162,10 +163,12 @@ def main():
   parser.add_argument("--steps", type=int, default=2_000)
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--num_envs", type=int, default=4)
+  parser.add_argument("--k", type=int, nargs="+", default=[1, 100],
+                      help="Steps per call to compare at.")
   args = parser.parse_args()
   steps, n = args.steps, args.num_envs
   contenders = []
-  for k in (1, 100):
+  for k in args.k:
     contenders += [
         (f"hand-written K={k}", lambda k=k: handwritten(steps, k, n)),
         (f"DQN scenario K={k}", lambda k=k: scenario(steps, k, n))]
