@@ -102,7 +102,8 @@ def handwritten(iterations):
                          reverse=True)
     data = (flat(obs), flat(act), flat(old), flat(advantages),
             flat(advantages + values))
-    order = tf.argsort(rng.uniform([EPOCHS, size]), axis=1)
+    order = tf.argsort(tf.random.stateless_uniform(
+        [EPOCHS, size], rng.make_seeds(1)[:, 0]), axis=1)
     order = tf.reshape(order, [EPOCHS * MINIBATCHES, per_batch])
 
     def update(i, total):

@@ -135,7 +135,10 @@ class PPO(on_policy.OnPolicy):
     size = self.rollout_length * self.num_envs
     per_batch = size // self.num_minibatches
     updates = self.num_epochs * self.num_minibatches
-    order = tf.argsort(self.rng.uniform([self.num_epochs, size]), axis=1)
+    # Re-keyed, like the policy's noise (see `policies.Policy.sample`).
+    shuffle = tf.random.stateless_uniform([self.num_epochs, size],
+                                          self.rng.make_seeds(1)[:, 0])
+    order = tf.argsort(shuffle, axis=1)
     order = tf.reshape(order[:, :per_batch * self.num_minibatches],
                        [updates, per_batch])
 
