@@ -85,8 +85,10 @@ def test_killed_and_preempted_runs_resume_bitwise(tmp_path):
   script = tmp_path / "train.py"
   script.write_text(_SCRIPT.format(root=_root()))
   whole = _start(script, tmp_path / "whole", tmp_path / "whole.npz", 0.0)
-  killed = _start(script, tmp_path / "killed", tmp_path / "killed.npz", 0.1)
-  termed = _start(script, tmp_path / "termed", tmp_path / "termed.npz", 0.1)
+  # 0.5 s per call leaves the test ~8 s after the checkpoint it waits for
+  # to send its signal before the run would end, even on a loaded machine.
+  killed = _start(script, tmp_path / "killed", tmp_path / "killed.npz", 0.5)
+  termed = _start(script, tmp_path / "termed", tmp_path / "termed.npz", 0.5)
 
   _wait_for_checkpoint(tmp_path / "killed", killed, at_least=12)
   killed.send_signal(signal.SIGKILL)
