@@ -17,7 +17,7 @@
 Measured (10,000 steps): classifier test accuracy 97.2%; real test digits
 91.7% confident, evenness 0.997, 10 classes; GAN samples 74.2% confident,
 evenness 0.990, 10 classes. Most samples in the grid read as digits, some
-are blurred or ambiguous (a 4/9, 1/7 blend).
+are blurred or ambiguous.
 """
 
 import argparse
