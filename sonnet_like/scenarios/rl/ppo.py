@@ -174,8 +174,9 @@ class PPO(on_policy.OnPolicy):
       value_loss = 0.5 * tf.reduce_mean(
           tf.square(self.critic_values(observations) - targets))
       entropy = tf.reduce_mean(distribution.entropy())
-      loss = (policy_loss + self.value_coef * value_loss -
-              self.entropy_coef * entropy)
+      loss = policy_loss + self.value_coef * value_loss
+      if self.entropy_coef:  # Else logged only: no gradient through it.
+        loss -= self.entropy_coef * entropy
     grads = tape.gradient(loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
     approx_kl = tf.reduce_mean((ratio - 1.0) - log_ratio)

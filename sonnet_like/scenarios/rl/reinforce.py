@@ -124,8 +124,9 @@ class REINFORCE(on_policy.OnPolicy):
                                     advantages)
       baseline_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
       entropy = tf.reduce_mean(distribution.entropy())
-      loss = (policy_loss + self.baseline_coef * baseline_loss -
-              self.entropy_coef * entropy)
+      loss = policy_loss + self.baseline_coef * baseline_loss
+      if self.entropy_coef:  # Else logged only: no gradient through it.
+        loss -= self.entropy_coef * entropy
     grads = tape.gradient(loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
     logs = {"loss": loss, "policy_loss": policy_loss,
