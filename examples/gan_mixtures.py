@@ -12,8 +12,8 @@ and the grid of 25 (spacing 2, std 0.05), for each seed and each config:
   baseline for the published plain-GAN figures (1 to 6.3 modes on the ring).
 
 The GAN trains on the data divided by its standard deviation; samples are
-multiplied back before scoring. After training, 2,500 samples are scored by `gan_eval.mode_coverage` (a
-sample is high quality within 3 std of its nearest mode; a mode is captured
+multiplied back before scoring. After training, 2,500 samples are scored
+by `gan_eval.mode_coverage` (a sample is high quality within 3 std of its nearest mode; a mode is captured
 when it is the nearest mode of one high-quality sample). Prints a table per
 seed and the averages, and scatter plots under runs/gan_mixtures/.
 

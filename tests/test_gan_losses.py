@@ -64,7 +64,8 @@ def test_wgan_gp_penalty_is_gradient_norm_minus_one_squared_at_interpolates():
 def test_wgan_gp_penalty_on_images_uses_the_whole_example():
   real = tf.random.stateless_normal([4, 3, 3, 2], seed=[1, 2])
   fake = tf.random.stateless_normal([4, 3, 3, 2], seed=[3, 4])
-  critic = lambda x: 0.5 * tf.reduce_sum(x, axis=[1, 2, 3])  # |grad| = 0.5*sqrt(18)
+  # |grad C| = 0.5 * sqrt(18) for every example.
+  critic = lambda x: 0.5 * tf.reduce_sum(x, axis=[1, 2, 3])
   got = gan_losses.wgan_gp_penalty(critic, real, fake, tf.fill([4], 0.3))
   np.testing.assert_allclose(got, [(0.5 * np.sqrt(18) - 1) ** 2] * 4,
                              rtol=1e-5)
