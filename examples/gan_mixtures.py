@@ -13,9 +13,10 @@ and the grid of 25 (spacing 2, std 0.05), for each seed and each config:
 
 The GAN trains on the data divided by its standard deviation; samples are
 multiplied back before scoring. After training, 2,500 samples are scored
-by `gan_eval.mode_coverage` (a sample is high quality within 3 std of its nearest mode; a mode is captured
-when it is the nearest mode of one high-quality sample). Prints a table per
-seed and the averages, and scatter plots under runs/gan_mixtures/.
+by `gan_eval.mode_coverage` (a sample is high quality within 3 std of its
+nearest mode; a mode is captured when it is the nearest mode of one
+high-quality sample). Prints a table per seed and the averages, and scatter
+plots under runs/gan_mixtures/.
 
 Measured (TF 2.21, 2 shared CPU cores under heavy load from other jobs, so
 wall times are inflated; CPU seconds are per seed):
