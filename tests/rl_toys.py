@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import utils
 from sonnet_like import envs
 
 
@@ -18,7 +19,7 @@ class Guess(envs.Environment):
     self.observation_spec = tf.TensorSpec([1], tf.float32)
     self.action_space = envs.Discrete(2)
     self.in_graph = True
-    self.rng = tf.random.Generator.from_seed(seed)
+    self.rng = utils.seeded_generator(seed)
     self.sign = tf.Variable(tf.ones([num_envs, 1]), trainable=False)
     self.t = tf.Variable(tf.zeros([num_envs], tf.int32), trainable=False)
 
@@ -27,7 +28,7 @@ class Guess(envs.Environment):
 
   def reset(self, seed=None):
     if seed is not None:
-      self.rng.reset_from_seed(seed)
+      utils.reseed(self.rng, seed)
     self.sign.assign(self._draw())
     self.t.assign(tf.zeros_like(self.t))
     return self.sign.read_value()

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like import envs
+from sonnet_like.core import utils
 from sonnet_like.scenarios.rl import episodes
 from tests import rl_toys
 
@@ -29,13 +30,13 @@ class Target(envs.Environment):
     self.num_envs, self.length = num_envs, length
     self.observation_spec = tf.TensorSpec([1], tf.float32)
     self.action_space = envs.Box(np.array([-2.0]), np.array([2.0]))
-    self.rng = tf.random.Generator.from_seed(seed)
+    self.rng = utils.seeded_generator(seed)
     self.x = tf.Variable(tf.zeros([num_envs, 1]), trainable=False)
     self.t = tf.Variable(tf.zeros([num_envs], tf.int32), trainable=False)
 
   def reset(self, seed=None):
     if seed is not None:
-      self.rng.reset_from_seed(seed)
+      utils.reseed(self.rng, seed)
     self.x.assign(self.rng.normal([self.num_envs, 1]))
     self.t.assign(tf.zeros_like(self.t))
     return self.x.read_value()

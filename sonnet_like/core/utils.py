@@ -62,3 +62,26 @@ def static_bool(flag: Any) -> bool | None:
     return flag
   value = tf.get_static_value(flag)
   return None if value is None else bool(value)
+
+
+
+def seeded_generator(seed: Any) -> tf.random.Generator:
+  """A Philox `tf.random.Generator` whose stream is set by `seed`.
+
+  `tf.random.Generator.from_seed(s)` puts `s` in the low word of the
+  counter, which every draw advances: seeds 0 and 1 give the same stream
+  shifted by one block, so a scenario's generator and an environment seeded
+  next to it would share their noise. Here the seed is the counter's high
+  word: streams of different seeds start 2**64 blocks apart.
+  """
+  return tf.random.Generator.from_key_counter(0, [0, seed], "philox")
+
+
+def reseed(generator: tf.random.Generator, seed: Any) -> None:
+  """Resets `generator` to the start of `seeded_generator(seed)`'s stream.
+
+  `seed` may be a Python int or an integer tensor (inside `tf.function`).
+  """
+  generator.reset_from_key_counter(
+      tf.constant(0, tf.int64),
+      tf.stack([tf.constant(0, tf.int64), tf.cast(seed, tf.int64)]))

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import utils
 from sonnet_like.envs import base
 
 # gymnasium CartPole-v1's physical constants (CartPoleEnv.__init__).
@@ -95,7 +96,7 @@ class CartPole(base.Environment):
     self.action_space = base.Discrete(2)
     self.in_graph = True
     with self.name_scope:
-      self.rng = tf.random.Generator.from_seed(int(seed))
+      self.rng = utils.seeded_generator(int(seed))
       self.state = tf.Variable(self._draw_states(), trainable=False,
                                name="state")
       self.elapsed_steps = tf.Variable(tf.zeros([self.num_envs], tf.int32),
@@ -120,7 +121,7 @@ class CartPole(base.Environment):
       seed: Reseeds the environment's generator first; None continues it.
     """
     if seed is not None:
-      self.rng.reset_from_seed(seed)
+      utils.reseed(self.rng, seed)
     self.state.assign(self._draw_states())
     self.elapsed_steps.assign(tf.zeros_like(self.elapsed_steps))
     return self.observation()

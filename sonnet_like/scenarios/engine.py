@@ -35,6 +35,7 @@ from typing import Any, Iterable
 
 import tensorflow as tf
 
+from sonnet_like.core import utils
 from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
@@ -318,7 +319,7 @@ class Scenario:
                                    name="step")
       self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                   name="skipped")
-      self.rng = tf.random.Generator.from_seed(self.seed)
+      self.rng = utils.seeded_generator(self.seed)
       self._recorder.create()
       self.build()
       hooks = self._make_hooks()
