@@ -31,7 +31,7 @@ setuptools.setup(
     extras_require={
         "test": ["pytest", "pytest-xdist", "scikit-learn", "tqdm", "matplotlib",
                  "gymnasium", "dm-sonnet==2.0.2"],
-        "examples": ["scikit-learn", "matplotlib", "tqdm"],
+        "examples": ["scikit-learn", "matplotlib", "tqdm", "gymnasium"],
         "rl": ["gymnasium"],
     },
     classifiers=[

@@ -254,8 +254,10 @@ def test_killed_run_resumes_bitwise(tmp_path):
   script.write_text(_SCRIPT.format(root=root))
   whole = test_resume._start(script, tmp_path / "whole", tmp_path / "w.npz",
                              0.0)
+  # 0.8 s per call: ~6 s between the checkpoint waited for and the end of
+  # the run, for the kill to land even on a loaded machine.
   killed = test_resume._start(script, tmp_path / "killed", tmp_path / "k.npz",
-                              0.3)
+                              0.8)
   test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=12)
   killed.send_signal(signal.SIGKILL)
   killed.communicate()

@@ -252,7 +252,9 @@ def test_killed_run_resumes_bitwise(tmp_path):
          str(tmp_path / f"{name}.npz"), str(delay)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-  whole, killed = start("whole", 0.0), start("killed", 0.2)
+  # 0.4 s per rollout: ~8 s between the checkpoint waited for and the end
+  # of the run, for the kill to land even on a loaded machine.
+  whole, killed = start("whole", 0.0), start("killed", 0.4)
   _wait_for_checkpoint(tmp_path / "killed", killed, at_least=9)
   killed.send_signal(signal.SIGKILL)
   killed.communicate()
