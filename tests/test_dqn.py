@@ -276,7 +276,6 @@ def test_killed_run_resumes_bitwise(tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
-
 def test_gymnasium_id_gets_its_own_evaluation_copy():
   dqn = _scenario(num_env_steps=2 * 30, num_envs=2, learning_starts=20,
                   steps_per_call=10, eval_every=30, eval_episodes=3)
@@ -287,3 +286,16 @@ def test_gymnasium_id_gets_its_own_evaluation_copy():
   assert dqn.step == 30 and history.train["env_steps"][-1] == 60
   assert len(history.eval["return"]) == 1
   assert history.eval["return"][0] >= 8   # CartPole episodes last >= 8 steps.
+
+
+def test_gymnasium_vector_env_instance_is_used_as_is_and_not_copied():
+  import gymnasium as gym  # pylint: disable=g-import-not-at-top
+  vector = gym.make_vec("CartPole-v1", num_envs=3)
+  with pytest.raises(ValueError, match="pass eval_env"):
+    _scenario(num_env_steps=30, num_envs=None, learning_starts=10,
+              eval_every=5)(
+        snt.nets.MLP([8, 2], name="q"), keras.optimizers.Adam(0.01), vector)
+  dqn = _scenario(num_env_steps=3 * 10, num_envs=None, learning_starts=10,
+                  steps_per_call=5)
+  dqn(snt.nets.MLP([8, 2], name="q2"), keras.optimizers.Adam(0.01), vector)
+  assert dqn.env.num_envs == 3 and dqn.eval_env is None and dqn.step == 10

@@ -21,6 +21,7 @@ from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import replay
 from sonnet_like.scenarios.rl import schedules
@@ -63,7 +64,7 @@ def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
 def _make(env: Any, num_envs: int | None, seed: int) -> envs.Environment:
   if isinstance(env, envs.Environment):
     return env
-  return envs.make(env, num_envs=num_envs or 1, seed=seed)
+  return envs.make(env, num_envs=num_envs, seed=seed)
 
 
 class DQN(engine.Scenario):
@@ -199,7 +200,6 @@ class DQN(engine.Scenario):
             hasattr(optimizer, "apply")):
       raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
           owner="DQN", value=optimizer))
-    given = isinstance(env, envs.Environment)
     self.env = _make(env, self.num_envs, self.seed)
     space = self.env.action_space
     if not isinstance(space, envs.Discrete):
@@ -216,7 +216,7 @@ class DQN(engine.Scenario):
       if self.eval_env is self.env:
         raise ValueError("DQN: eval_env must not be the training environment "
                          "(evaluation resets it).")
-    elif not given:
+    elif on_policy.is_recipe(env):  # A gymnasium instance cannot be copied.
       self.eval_env = _make(env, min(self.eval_episodes, 100), self.seed + 1)
     else:
       self.eval_env = None

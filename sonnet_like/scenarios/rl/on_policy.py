@@ -86,7 +86,7 @@ def same_space(a: base.ActionSpace, b: base.ActionSpace) -> bool:
   return a == b
 
 
-def _is_recipe(env: Any) -> bool:
+def is_recipe(env: Any) -> bool:
   """An id or factory (which can be made twice), not an instance."""
   return isinstance(env, str) or (callable(env) and not hasattr(env, "step"))
 
@@ -103,7 +103,7 @@ def make_env(owner: str, env: Any, num_envs: int | None,
   make = getattr(envs_lib, "make", None)
   if make is None:
     raise TypeError(NO_MAKE_ERROR.format(owner=owner, env=env))
-  return make(env, num_envs=num_envs or 1, seed=seed)
+  return make(env, num_envs=num_envs, seed=seed)
 
 
 class OnPolicy(engine.Scenario):
@@ -165,7 +165,7 @@ class OnPolicy(engine.Scenario):
     self.env = make_env(owner, env, self.num_envs, self.seed)
     if eval_env is not None:
       self.eval_env = make_env(owner, eval_env, None, self.seed + 1)
-    elif _is_recipe(env):
+    elif is_recipe(env):
       self.eval_env = make_env(owner, env, min(self.eval_episodes, 100),
                                self.seed + 1)
     elif self.eval_every is not None:
