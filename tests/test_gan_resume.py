@@ -59,8 +59,10 @@ def test_killed_and_preempted_gan_runs_resume_bitwise(tmp_path):
   start = test_resume._start  # pylint: disable=protected-access
   wait = test_resume._wait_for_checkpoint  # pylint: disable=protected-access
   whole = start(script, tmp_path / "whole", tmp_path / "whole.npz", 0.0)
-  killed = start(script, tmp_path / "killed", tmp_path / "killed.npz", 0.1)
-  termed = start(script, tmp_path / "termed", tmp_path / "termed.npz", 0.1)
+  # 0.5 s per call: several seconds between the checkpoint waited for and
+  # the end of the run, for the signal to land even on a loaded machine.
+  killed = start(script, tmp_path / "killed", tmp_path / "killed.npz", 0.5)
+  termed = start(script, tmp_path / "termed", tmp_path / "termed.npz", 0.5)
 
   wait(tmp_path / "killed", killed, at_least=12, timeout=300)
   killed.send_signal(signal.SIGKILL)

@@ -79,11 +79,12 @@ def _check_fraction(name: str, value: Any) -> None:
 class GAN(engine.Scenario):
   """Trains a generator and a discriminator in alternation.
 
-      >>> import numpy as np, sonnet_like as snt, keras
+      >>> import numpy as np, sonnet_like as snt, keras, tensorflow as tf
+      >>> tf.random.set_seed(0)  # The initial weights.
       >>> real = np.random.default_rng(0).normal(3.0, 0.5, size=(256, 1))
       >>> generator = snt.nets.MLP([16, 1], name="generator")
       >>> discriminator = snt.nets.MLP([16, 1], name="discriminator")
-      >>> gan = snt.scenarios.GAN(num_steps=300, batch_size=64, latent_size=4,
+      >>> gan = snt.scenarios.GAN(num_steps=600, batch_size=64, latent_size=4,
       ...                         steps_per_call=50, progress=False)
       >>> history = gan(generator, discriminator, keras.optimizers.Adam(0.01),
       ...               keras.optimizers.Adam(0.01), real)
