@@ -1,11 +1,9 @@
 """CrossReplicaBatchNorm: batch normalization over the global batch."""
 
-from typing import Any
 
 import tensorflow as tf
 
 from sonnet_like.core import checks
-from sonnet_like.core import initializers
 from sonnet_like.core import types
 from sonnet_like.core import utils
 from sonnet_like.modules import batch_norm
@@ -52,35 +50,6 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
   Statistics of float16/bfloat16 inputs are accumulated in float32. See
   `BaseBatchNorm` for the arguments and the call.
   """
-
-  def __init__(self, create_scale: bool, create_offset: bool,
-               moving_mean: Any, moving_variance: Any,
-               eps: types.FloatLike = 1e-5,
-               scale_init: initializers.Initializer | None = None,
-               offset_init: initializers.Initializer | None = None,
-               data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      moving_mean: A metric (`update(value)`, `value`, `initialize(value)`),
-        e.g. an `ExponentialMovingAverage`, tracking the mean.
-      moving_variance: The same for the variance.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
-    super().__init__(
-        create_scale=create_scale, create_offset=create_offset,
-        moving_mean=moving_mean, moving_variance=moving_variance, eps=eps,
-        scale_init=scale_init, offset_init=offset_init,
-        data_format=data_format, name=name)
 
   def __call__(self, inputs: tf.Tensor, is_training: types.BoolLike,
                test_local_stats: types.BoolLike = False,
