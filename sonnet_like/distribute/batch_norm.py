@@ -1,6 +1,5 @@
 """CrossReplicaBatchNorm: batch normalization over the global batch."""
 
-
 import tensorflow as tf
 
 from sonnet_like.core import checks
