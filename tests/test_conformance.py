@@ -2,7 +2,6 @@
 
 import copy
 import inspect
-import os
 
 import numpy as np
 import pytest

@@ -4,8 +4,6 @@ bit for bit, as an uninterrupted run."""
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 
 import numpy as np

@@ -1,7 +1,6 @@
 """Tests for sonnet_like/modules/variable_tools.py."""
 
 from absl import logging
-import pytest
 import sonnet as reference
 import tensorflow as tf
 

@@ -1,6 +1,6 @@
 """MLP: a stack of Linear layers with activations (and optional dropout)."""
 
-from typing import Callable, Iterable
+from typing import Iterable
 
 import tensorflow as tf
 
