@@ -33,6 +33,7 @@ import keras  # pylint: disable=g-import-not-at-top
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import _timing  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios.rl import schedules  # pylint: disable=g-import-not-at-top
 
@@ -122,29 +123,12 @@ def handwritten(steps, k, n):
       tf.cond(tf.equal(t % TARGET_EVERY, 0), sync, lambda: tf.constant(False))
     return loss_value.read_value()
 
-  count = tf.constant(k)
-  start = time.perf_counter()
-  float(train(count))
-  first = time.perf_counter()
-  for _ in range(steps // k - 1):
-    loss = train(count)
-  float(loss)
-  return first - start, (steps - k) / (time.perf_counter() - first)
-
-
-class _Clock(snt.scenarios.Hook):
-
-  def __init__(self):
-    self.times, self.steps = [], []
-
-  def step_end(self, scenario, step, logs):
-    self.times.append(time.perf_counter())
-    self.steps.append(step)
+  return _timing.time_calls(train, steps, k)
 
 
 def scenario(steps, k, n):
   """Returns (seconds to the first finished call, steady steps/s)."""
-  clock = _Clock()
+  clock = _timing.StepClock()
   dqn = snt.scenarios.DQN(
       steps * n, num_envs=n, buffer_size=BUFFER, batch_size=BATCH,
       learning_starts=LEARNING_STARTS, train_every=1,
@@ -154,8 +138,7 @@ def scenario(steps, k, n):
       catch_signals=False, hooks=[clock])
   start = time.perf_counter()
   dqn(_q_network(), keras.optimizers.Adam(LR), snt.envs.CartPole(n, seed=0))
-  return (clock.times[0] - start, (clock.steps[-1] - clock.steps[0]) /
-          (clock.times[-1] - clock.times[0]))
+  return clock.result(start)
 
 
 def main():

@@ -31,6 +31,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
+import _timing  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios import gan_data  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios import gan_eval  # pylint: disable=g-import-not-at-top
@@ -85,28 +86,11 @@ def handwritten(data, config, steps, k):
       g_opt.apply_gradients(zip(tape.gradient(g_loss, variables), variables))
     return g_loss
 
-  n = tf.constant(k)
-  start = time.perf_counter()
-  float(train(n))
-  first = time.perf_counter()
-  for _ in range(steps // k - 1):
-    loss = train(n)
-  float(loss)
-  return first - start, (steps - k) / (time.perf_counter() - first)
-
-
-class _Clock(snt.scenarios.Hook):
-
-  def __init__(self):
-    self.times, self.steps = [], []
-
-  def step_end(self, scenario, step, logs):
-    self.times.append(time.perf_counter())
-    self.steps.append(step)
+  return _timing.time_calls(train, steps, k)
 
 
 def scenario(data, config, steps, k):
-  clock = _Clock()
+  clock = _timing.StepClock()
   generator, discriminator = _nets()
   gan = snt.scenarios.GAN(num_steps=steps, batch_size=BATCH,
                           latent_size=LATENT, steps_per_call=k,
@@ -115,8 +99,7 @@ def scenario(data, config, steps, k):
   start = time.perf_counter()
   gan(generator, discriminator, keras.optimizers.Adam(1e-4),
       keras.optimizers.Adam(1e-4), data)
-  return (clock.times[0] - start, (clock.steps[-1] - clock.steps[0]) /
-          (clock.times[-1] - clock.times[0]))
+  return clock.result(start)
 
 
 def main():

@@ -30,6 +30,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.join(_ROOT, "examples"), _ROOT]
 import _digits  # pylint: disable=g-import-not-at-top
+import _timing  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 
 BATCH, LR, SIZES = 64, 0.05, (128, 128, 10)
@@ -67,35 +68,17 @@ def handwritten(x, y, steps, k):
                                     variables))
     return loss
 
-  n = tf.constant(k)
-  start = time.perf_counter()
-  float(train(n))
-  first = time.perf_counter()
-  for _ in range(steps // k - 1):
-    loss = train(n)
-  float(loss)
-  return first - start, (steps - k) / (time.perf_counter() - first)
-
-
-class _Clock(snt.scenarios.Hook):
-
-  def __init__(self):
-    self.times, self.steps = [], []
-
-  def step_end(self, scenario, step, logs):
-    self.times.append(time.perf_counter())
-    self.steps.append(step)
+  return _timing.time_calls(train, steps, k)
 
 
 def scenario(x, y, steps, k):
-  clock = _Clock()
+  clock = _timing.StepClock()
   train = snt.scenarios.Supervised(
       num_steps=steps, batch_size=BATCH, steps_per_call=k, log_every=steps,
       progress=False, catch_signals=False, hooks=[clock])
   start = time.perf_counter()
   train(_snt_mlp(), keras.optimizers.SGD(LR), _loss, (x, y))
-  return (clock.times[0] - start, (clock.steps[-1] - clock.steps[0]) /
-          (clock.times[-1] - clock.times[0]))
+  return clock.result(start)
 
 
 class _KerasClock(keras.callbacks.Callback):
