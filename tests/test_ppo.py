@@ -3,10 +3,7 @@ update, logs, NaN guard, no retracing, bad input, and exact resume."""
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import keras
 import numpy as np
@@ -18,6 +15,7 @@ from sonnet_like import envs
 from sonnet_like.core import utils
 from sonnet_like.scenarios.rl import episodes
 from tests import rl_toys
+from tests import test_resume
 
 
 class Target(envs.Environment):
@@ -230,32 +228,21 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _wait_for_checkpoint(save_dir, process, at_least, timeout=300):
-  deadline = time.time() + timeout
-  while time.time() < deadline:
-    state = tf.train.get_checkpoint_state(str(save_dir))
-    if state and int(state.model_checkpoint_path.rsplit("-", 1)[1]) >= at_least:
-      return
-    assert process.poll() is None, process.communicate()[1][-2000:]
-    time.sleep(0.05)
-  raise AssertionError("no checkpoint appeared in time")
-
-
 def test_killed_run_resumes_bitwise(tmp_path):
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   script = tmp_path / "train.py"
   script.write_text(_SCRIPT.format(root=root))
 
+  # pylint: disable=protected-access
   def start(name, delay):
-    return subprocess.Popen(
-        [sys.executable, str(script), str(tmp_path / name),
-         str(tmp_path / f"{name}.npz"), str(delay)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return test_resume._start(script, tmp_path / name,
+                              tmp_path / f"{name}.npz", delay)
 
   # 0.4 s per rollout: ~8 s between the checkpoint waited for and the end
   # of the run, for the kill to land even on a loaded machine.
   whole, killed = start("whole", 0.0), start("killed", 0.4)
-  _wait_for_checkpoint(tmp_path / "killed", killed, at_least=9)
+  test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=9,
+                                   timeout=300)
   killed.send_signal(signal.SIGKILL)
   killed.communicate()
   resumed = start("killed", 0.0)
@@ -265,12 +252,8 @@ def test_killed_run_resumes_bitwise(tmp_path):
     assert "FINISHED 30" in out
   assert "resuming from" in err
 
-  def load(name):
-    with np.load(tmp_path / f"{name}.npz") as f:
-      return [f[k] for k in sorted(f.files,
-                                   key=lambda k: int(k.split("_")[1]))]
-
-  expected, got = load("whole"), load("killed")
+  expected = test_resume._weights(tmp_path / "whole.npz")
+  got = test_resume._weights(tmp_path / "killed.npz")
   assert len(expected) == len(got) > 10
   for a, b in zip(expected, got):
     np.testing.assert_array_equal(a, b)
