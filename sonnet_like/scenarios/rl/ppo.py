@@ -160,8 +160,7 @@ class PPO(on_policy.OnPolicy):
               targets) -> tf.Tensor:
     """One minibatch step; returns its six logged values."""
     if self.normalize_advantages:
-      mean, variance = tf.nn.moments(advantages, axes=[0])
-      advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
+      advantages = returns.standardize(advantages)
     variables = self.trainable_variables()
     with tf.GradientTape() as tape:
       distribution = self.policy.distribution(self.actor(observations))

@@ -118,8 +118,7 @@ class REINFORCE(on_policy.OnPolicy):
       values = self.critic_values(observations)
       advantages = tf.stop_gradient(targets - values)
       if self.normalize_advantages:
-        mean, variance = tf.nn.moments(advantages, axes=[0])
-        advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
+        advantages = returns.standardize(advantages)
       policy_loss = -tf.reduce_mean(distribution.log_prob(actions) *
                                     advantages)
       baseline_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
