@@ -29,6 +29,7 @@ class FiniteRecorder:
   def __init__(self):
     self._count: tf.Variable | None = None
     self._flags: list[tf.Tensor] = []
+    self._losses: list[tf.Tensor] = []
     self._graph: Any = None
     self._counted = False
 
@@ -40,49 +41,59 @@ class FiniteRecorder:
         aggregation=tf.VariableAggregation.SUM)
 
   def start(self) -> None:
-    self._flags, self._counted = [], False
+    self._flags, self._losses, self._counted = [], [], False
     self._graph = tf.compat.v1.get_default_graph()
 
-  def record(self, ok: tf.Tensor) -> None:
+  def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
+    """Records a verdict, and the loss tensor it covered (if any)."""
     if self._graph is None:
       return
     if tf.compat.v1.get_default_graph() is self._graph:
       self._flags.append(ok)
+      if loss is not None:
+        self._losses.append(loss)
       return
     if self._count is None:
       raise RuntimeError("FiniteRecorder.create() was not called.")
     self._counted = True
     self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
+  def checked(self, tensor: tf.Tensor) -> bool:
+    """Whether `tensor` itself was covered by a verdict of this step."""
+    return any(tensor is loss for loss in self._losses)
+
   def finish(self) -> tf.Tensor:
-    ok = tf.constant(True)
-    for flag in self._flags:
+    ok = self._flags[0] if self._flags else tf.constant(True)
+    for flag in self._flags[1:]:
       ok = tf.logical_and(ok, flag)
     if self._counted:
       # Read, then zero it for the next step.
       ok = tf.logical_and(ok, tf.equal(self._count.read_value(), 0.0))
       with tf.control_dependencies([ok]):
         self._count.assign(0.0)
-    self._flags, self._graph = [], None
+    self._flags, self._losses, self._graph = [], [], None
     return ok
 
 
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
   """A scalar bool: every element of every (floating) tensor is finite.
 
-  Checked on the sum of all elements, one reduction per tensor: NaN and Inf
-  propagate into it. A finite sum that overflows float32 (beyond ~3e38) also
-  counts as non-finite, which only happens once training has diverged.
+  Checked on the sum of all elements, one reduction per non-scalar tensor:
+  NaN and Inf propagate into it. A finite sum that overflows float32 (beyond
+  ~3e38) also counts as non-finite, which only happens once training has
+  diverged. Kept to as few graph ops as possible: it runs every step.
   """
-  sums = [tf.reduce_sum(tf.cast(t, tf.float32)) if t.dtype != tf.float64
-          else tf.reduce_sum(t) for t in tensors
-          if t is not None and t.dtype.is_floating]
+  def total(t):
+    if t.dtype in (tf.float16, tf.bfloat16):  # Their sums overflow early.
+      t = tf.cast(t, tf.float32)
+    return t if t.shape.rank == 0 else tf.reduce_sum(t)
+
+  sums = [total(t) for t in tensors if t is not None and t.dtype.is_floating]
   if not sums:
     return tf.constant(True)
-  total = sums[0] if len(sums) == 1 else tf.add_n(
-      [tf.cast(x, tf.float64) for x in sums] if any(
-          x.dtype == tf.float64 for x in sums) else sums)
-  return tf.math.is_finite(total)
+  if len({x.dtype for x in sums}) > 1:
+    sums = [tf.cast(x, tf.float64) for x in sums]
+  return tf.math.is_finite(sums[0] if len(sums) == 1 else tf.add_n(sums))
 
 
 def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
@@ -171,7 +182,7 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     checked.append(loss)
   ok = all_finite(checked)
   if recorder is not None:
-    recorder.record(ok)
+    recorder.record(ok, loss)
   if clip_norm is not None:
     grads, _ = tf.clip_by_global_norm(grads, clip_norm)
 

@@ -190,7 +190,8 @@ class Supervised(engine.Scenario):
     variables = self.model.trainable_variables
     grads = tape.gradient(loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
-    return {"loss": local_sum / count}
+    # With one replica the logged loss is the checked one (no second check).
+    return {"loss": loss if replicas == 1 else local_sum / count}
 
   def evaluate_now(self):
     if self._eval_data is None:
