@@ -36,6 +36,10 @@ Design (the choices, and why):
   the generator by `sample` and `ema_weights()` (so evaluators use them).
 - Losses are per example and divided by the global batch size, so N
   replicas add up to one device.
+- `pack=m` is PacGAN (`gan_pack.py`): the discriminator judges packs of m
+  real or m generated examples concatenated along the last axis, and each
+  pack's score (and penalty) counts for each of its members, so losses
+  stay per example and divided by the global batch size.
 """
 
 import contextlib
@@ -49,6 +53,7 @@ from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import gan_data
 from sonnet_like.scenarios import gan_ema
 from sonnet_like.scenarios import gan_losses
+from sonnet_like.scenarios import gan_pack
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios import supervised
@@ -106,8 +111,12 @@ class GAN(engine.Scenario):
     latent_size: Size of the standard normal latent code.
     sampler: Instead of `latent_size`, `sampler(rng, batch_size)` returning a
       latent batch drawn from the `tf.random.Generator` `rng`.
-    batch_size: Global batch size for array data.
+    batch_size: Global batch size for array data; a multiple of `pack`
+      times the number of replicas.
     shuffle: Shuffle array data every epoch (from `seed`).
+    pack: PacGAN packing: the discriminator judges `pack` examples at once,
+      seeing `[batch / pack, ..., pack * features]` (all real or all fake
+      packs); 1 for none.
     **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
       save_every, save_dir, strategy, jit_compile, on_nonfinite, clip_norm,
       seed, hooks, progress, ...).
@@ -117,7 +126,8 @@ class GAN(engine.Scenario):
                loss: Any = "non_saturating", gradient_penalty: float = 0.0,
                penalty: str = "wgan_gp", generator_ema: float | None = None,
                latent_size: int | None = 64, sampler: Sampler | None = None,
-               batch_size: int = 64, shuffle: bool = True, **kwargs):
+               batch_size: int = 64, shuffle: bool = True, pack: int = 1,
+               **kwargs):
     super().__init__(num_steps, **kwargs)
     engine._check_positive("GAN", "n_critic", n_critic, False)  # pylint: disable=protected-access
     engine._check_positive("GAN", "batch_size", batch_size, False)  # pylint: disable=protected-access
@@ -141,10 +151,11 @@ class GAN(engine.Scenario):
     if batch_size % replicas:
       raise ValueError(f"GAN: batch_size must be a multiple of the "
                        f"{replicas} replicas, got {batch_size}.")
+    gan_pack.check(pack, batch_size, replicas)
     self.n_critic, self.loss = n_critic, loss
     self.gradient_penalty, self.penalty = float(gradient_penalty), penalty
     self.generator_ema, self.latent_size = generator_ema, latent_size
-    self.batch_size, self.shuffle = batch_size, shuffle
+    self.batch_size, self.shuffle, self.pack = batch_size, shuffle, pack
     self._sampler = sampler or self._normal
     self._ema: gan_ema.GeneratorEMA | None = None
 
@@ -158,9 +169,9 @@ class GAN(engine.Scenario):
 
     Args:
       generator: A callable module mapping latent codes to examples.
-      discriminator: A callable module mapping examples to one score (logit)
-        per example, shaped `[batch]` or `[batch, 1]`; no batch statistics
-        if a gradient penalty is used.
+      discriminator: A callable module mapping examples (packs, with
+        `pack`) to one score (logit) each, shaped `[batch]` or `[batch, 1]`;
+        no batch statistics if a gradient penalty is used.
       g_optimizer: Optimizer of the generator (Keras or sonnet_like).
       d_optimizer: Optimizer of the discriminator; a different object.
       data: Real examples: an array `[N, ...]` or a `tf.data.Dataset` of
@@ -212,7 +223,7 @@ class GAN(engine.Scenario):
   def build(self):
     self._iterator = iter(self._dataset)
     real_shape = self._dataset.element_spec.shape[1:]
-    z = self._sampler(tf.random.Generator.from_seed(0), 2)
+    z = self._sampler(tf.random.Generator.from_seed(0), 2 * self.pack)
     fake = supervised.call_model(self.generator, z, False)
     if not real_shape.is_compatible_with(fake.shape[1:]):
       raise ValueError(GENERATOR_OUTPUT_ERROR.format(
@@ -247,6 +258,12 @@ class GAN(engine.Scenario):
         (tuple(reals), tuple(codes), tuple(weights), generator_codes))
 
   def _scores(self, inputs: tf.Tensor, training: bool = True) -> tf.Tensor:
+    """One score per example: its pack's score (with `pack`)."""
+    packed = gan_pack.pack(inputs, self.pack)
+    return gan_pack.unpack(self._pack_scores(packed, training), self.pack)
+
+  def _pack_scores(self, inputs: tf.Tensor,
+                   training: bool = True) -> tf.Tensor:
     scores = supervised.call_model(self.discriminator, inputs, training)
     batch = inputs.shape[0]
     shape = scores.shape
@@ -266,11 +283,8 @@ class GAN(engine.Scenario):
       losses = self.d_loss_fn(self._scores(real), self._scores(fake))
       penalty = None
       if self.gradient_penalty > 0:
-        if self.penalty == "wgan_gp":
-          penalty = gan_losses.wgan_gp_penalty(self._scores, real, fake,
-                                               weight)
-        else:
-          penalty = gan_losses.r1_penalty(self._scores, real)
+        penalty = gan_pack.penalty(self.penalty, self._pack_scores, real,
+                                   fake, weight, self.pack)
         losses = losses + self.gradient_penalty * penalty
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
     grads = tape.gradient(loss, variables)
