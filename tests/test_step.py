@@ -79,6 +79,19 @@ def test_nonfinite_update_is_not_applied(grads, loss):
   assert not ok and not recorded
 
 
+@pytest.mark.parametrize("tensors, expected", [
+    # float16 elements summing past its maximum (65504) are still finite.
+    ([np.full([100], 60000.0, np.float16)], True),
+    ([np.array([1.0, np.inf], np.float16)], False),
+    # Mixed precisions: summed in float64, a scalar joins unreduced.
+    ([np.ones([3], np.float32), np.float64(2.0)], True),
+    ([np.ones([3], np.float32), np.float64(np.nan)], False),
+    ([np.array([1, 2], np.int32)], True),  # Integers are not checked.
+])
+def test_all_finite(tensors, expected):
+  assert bool(step.all_finite([tf.constant(t) for t in tensors])) is expected
+
+
 def test_none_gradients_are_dropped():
   values, ok, _ = _apply(_PlainSGD(1.0), [[1.0, 1.0], None])
   np.testing.assert_allclose(values[0], [0.0, 1.0])
