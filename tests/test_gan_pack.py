@@ -82,6 +82,23 @@ def test_batch_size_must_split_into_packs_on_every_replica():
     gan_pack.pack(np.zeros((6, 2), np.float32), 4)
 
 
+def test_a_batch_of_unknown_size_is_checked_when_the_graph_runs():
+  fn = tf.function(lambda x: gan_pack.pack(x, 4),
+                   input_signature=[tf.TensorSpec([None, 2])])
+  assert fn(tf.zeros([8, 2])).shape == [2, 8]
+  with pytest.raises(tf.errors.InvalidArgumentError,
+                     match="GAN: a batch .*cannot be cut into packs of 4"):
+    fn(tf.zeros([6, 2]))
+
+
+def test_a_wrong_discriminator_output_names_the_packs():
+  gan = snt.scenarios.GAN(num_steps=1, batch_size=8, pack=4, progress=False)
+  gan.discriminator = lambda x: tf.zeros([x.shape[0], 3])
+  with pytest.raises(ValueError, match=r"shape \[2, 3\] for 2 packs of 4 "
+                     r"examples \(pack=4\)"):
+    gan._scores(tf.zeros([8, 2]))  # pylint: disable=protected-access
+
+
 def _critic():
   tf.random.set_seed(0)
   critic = snt.nets.MLP([8, 1], activation=tf.nn.tanh)

@@ -63,8 +63,8 @@ Evaluator = Callable[[Any], dict[str, float]]
 
 DISCRIMINATOR_OUTPUT_ERROR = (
     "GAN: the discriminator must return one score per example, shaped "
-    "[batch] or [batch, 1], got shape {shape} for a batch of {batch}. End it "
-    "with a Linear(1) (and no softmax).")
+    "[batch] or [batch, 1], got shape {shape} for {inputs}. End it with a "
+    "Linear(1) (and no softmax).")
 
 GENERATOR_OUTPUT_ERROR = (
     "GAN: the generator's samples have shape {fake} per example but the real "
@@ -273,7 +273,8 @@ class GAN(engine.Scenario):
                              shape[0] != batch):
       raise ValueError(DISCRIMINATOR_OUTPUT_ERROR.format(
           shape=shape.as_list() if shape.rank is not None else shape,
-          batch=batch))
+          inputs=f"a batch of {batch}" if self.pack == 1 else
+          f"{batch} packs of {self.pack} examples (pack={self.pack})"))
     return scores
 
   def _critic_update(self, real, code, weight, global_size):

@@ -46,10 +46,17 @@ def pack(inputs: Any, pack_size: int) -> tf.Tensor:
   if pack_size == 1:
     return inputs
   batch = inputs.shape[0]
+  advice = "; make the batch size a multiple of pack."
   if batch is not None and batch % pack_size:
     raise ValueError(f"GAN: a batch of {batch} examples cannot be cut into "
-                     f"packs of {pack_size}; make the batch size a multiple "
-                     f"of pack.")
+                     f"packs of {pack_size}{advice}")
+  if batch is None:  # Checked when the graph runs (XLA drops the check).
+    check = tf.debugging.assert_equal(
+        tf.shape(inputs)[0] % pack_size, 0,
+        message=f"GAN: a batch (of a size unknown when traced) cannot be cut "
+        f"into packs of {pack_size}{advice}")
+    with tf.control_dependencies([check]):
+      inputs = tf.identity(inputs)
   rank = inputs.shape.rank
   if rank == 1:
     return tf.reshape(inputs, [-1, pack_size])
