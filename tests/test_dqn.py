@@ -213,21 +213,8 @@ def _mirrored_strategy():
   return optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
 
 
-_SCRIPT = textwrap.dedent("""
-    import os, sys, time
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    import numpy as np, tensorflow as tf, keras
-    sys.path.insert(0, {root!r})
-    import sonnet_like as snt
+_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
     from tests import rl_toys
-    tf.config.experimental.enable_op_determinism()
-    tf.random.set_seed(0)
-    save_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
-
-    class Slow(snt.scenarios.Hook):
-      def step_end(self, scenario, step, logs):
-        time.sleep(delay)
-
     dqn = snt.scenarios.DQN(
         num_env_steps=4 * 36, num_envs=4, buffer_size=100, batch_size=16,
         learning_starts=20, train_every=2, target_update_every=5,

@@ -10,19 +10,7 @@ import numpy as np
 
 from tests import test_resume
 
-_SCRIPT = textwrap.dedent("""
-    import os, sys, time
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    import numpy as np, tensorflow as tf, keras
-    sys.path.insert(0, {root!r})
-    import sonnet_like as snt
-    tf.config.experimental.enable_op_determinism()
-    save_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
-
-    class Slow(snt.scenarios.Hook):
-      def step_end(self, scenario, step, logs):
-        time.sleep(delay)
-
+_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
     rng = np.random.default_rng(0)
     modes = np.array([[-1.0, 0.0], [1.0, 0.0]], np.float32)
     data = modes[rng.integers(2, size=256)] + rng.normal(0, 0.1, (256, 2))

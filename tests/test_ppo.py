@@ -197,21 +197,8 @@ def test_bad_call_arguments_are_refused():
     evaluating(*_nets(), optimizer, rl_toys.Guess(4), eval_env=Target(4))
 
 
-_SCRIPT = textwrap.dedent("""
-    import os, sys, time
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    import numpy as np, tensorflow as tf, keras
-    sys.path.insert(0, {root!r})
-    import sonnet_like as snt
+_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
     from tests import rl_toys
-    tf.config.experimental.enable_op_determinism()
-    tf.random.set_seed(0)
-    save_dir, out, delay = sys.argv[1], sys.argv[2], float(sys.argv[3])
-
-    class Slow(snt.scenarios.Hook):
-      def step_end(self, scenario, step, logs):
-        time.sleep(delay)
-
     env, eval_env = rl_toys.Guess(4, seed=5), rl_toys.Guess(4, seed=6)
     actor = snt.nets.MLP([8, 2], name="actor")
     critic = snt.nets.MLP([8, 1], name="critic")

@@ -11,7 +11,10 @@ import time
 import numpy as np
 import tensorflow as tf
 
-_SCRIPT = textwrap.dedent("""
+# How every resume test's training script starts: imports, op determinism,
+# its arguments (save dir, output file, seconds to sleep per call) and the
+# hook that sleeps them.
+SCRIPT_PREAMBLE = textwrap.dedent("""
     import os, sys, time
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     import numpy as np, tensorflow as tf, keras
@@ -24,7 +27,9 @@ _SCRIPT = textwrap.dedent("""
     class Slow(snt.scenarios.Hook):
       def step_end(self, scenario, step, logs):
         time.sleep(delay)
+""")
 
+_SCRIPT = SCRIPT_PREAMBLE + textwrap.dedent("""
     class Noisy(snt.scenarios.Supervised):
       # A subclassed step that also draws from the checkpointed generator.
       def train_step(self, inputs, targets):
