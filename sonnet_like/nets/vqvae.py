@@ -58,6 +58,20 @@ def _embedding_dtype(owner: str, dtype: Any) -> tf.DType:
   return dtype
 
 
+def _store_codebook_arguments(module: Any, embedding_dim: Any,
+                              num_embeddings: Any, commitment_cost: Any,
+                              dtype: Any) -> tf.DType:
+  """Checks and stores the arguments both quantizers share; returns dtype."""
+  owner = type(module).__name__
+  module.embedding_dim = _check_positive_int(owner, "embedding_dim",
+                                             embedding_dim)
+  module.num_embeddings = _check_positive_int(owner, "num_embeddings",
+                                              num_embeddings)
+  _check_non_negative(owner, "commitment_cost", commitment_cost)
+  module.commitment_cost = commitment_cost
+  return _embedding_dtype(owner, dtype)
+
+
 def _initial_embeddings(embedding_dim: int, num_embeddings: int,
                         dtype: tf.DType) -> tf.Tensor:
   initializer = initializers.VarianceScaling(distribution="uniform")
@@ -154,14 +168,8 @@ class VectorQuantizer(base.Module):
       name: Name of the module.
     """
     super().__init__(name=name)
-    owner = type(self).__name__
-    self.embedding_dim = _check_positive_int(owner, "embedding_dim",
-                                             embedding_dim)
-    self.num_embeddings = _check_positive_int(owner, "num_embeddings",
-                                              num_embeddings)
-    _check_non_negative(owner, "commitment_cost", commitment_cost)
-    self.commitment_cost = commitment_cost
-    dtype = _embedding_dtype(owner, dtype)
+    dtype = _store_codebook_arguments(self, embedding_dim, num_embeddings,
+                                      commitment_cost, dtype)
     self.embeddings = tf.Variable(
         _initial_embeddings(self.embedding_dim, self.num_embeddings, dtype),
         name="embeddings")
@@ -249,19 +257,14 @@ class VectorQuantizerEMA(base.Module):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    self.embedding_dim = _check_positive_int(owner, "embedding_dim",
-                                             embedding_dim)
-    self.num_embeddings = _check_positive_int(owner, "num_embeddings",
-                                              num_embeddings)
-    _check_non_negative(owner, "commitment_cost", commitment_cost)
+    dtype = _store_codebook_arguments(self, embedding_dim, num_embeddings,
+                                      commitment_cost, dtype)
     _check_non_negative(owner, "epsilon", epsilon)
     ema_decay = _python_number(decay)
     moving_averages.check_decay(owner, "decay", ema_decay,
                                 low_inclusive=False)
     self.decay = decay
-    self.commitment_cost = commitment_cost
     self.epsilon = epsilon
-    dtype = _embedding_dtype(owner, dtype)
     if not isinstance(ema_decay, (tf.Tensor, tf.Variable)):
       # A NumPy number of the codebook's dtype: the averages' debiasing
       # (`decay ** step`) then runs in that dtype, in graphs too.
