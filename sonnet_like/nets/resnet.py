@@ -63,7 +63,23 @@ def _check_channels(owner: str, channels: Any) -> None:
                      f"has channels // 4), got {channels!r}.")
 
 
-class BottleNeckBlockV1(base.Module):
+class _BottleneckBlock(base.Module):
+  """What both bottleneck blocks share: checked arguments and the shortcut
+  conv (created first, as in Sonnet, so checkpoints line up)."""
+
+  def __init__(self, channels, stride, use_projection, bn_config, name):
+    super().__init__(name=name)
+    owner = type(self).__name__
+    _check_channels(owner, channels)
+    self._channels = int(channels)
+    self._stride = stride
+    self._use_projection = bool(use_projection)
+    self._bn_config = check_bn_config(owner, bn_config)
+    if self._use_projection:
+      self._proj_conv = _conv(channels, 1, stride, "shortcut_conv")
+
+
+class BottleNeckBlockV1(_BottleneckBlock):
   """Bottleneck block of ResNet v1: three conv + BatchNorm, ReLU after the sum.
 
   1x1 conv to `channels // 4`, 3x3 conv (strided), 1x1 conv to `channels`,
@@ -85,16 +101,9 @@ class BottleNeckBlockV1(base.Module):
       bn_config: Arguments of the BatchNorm layers (see `ResNet`).
       name: Name of the module.
     """
-    super().__init__(name=name)
-    owner = type(self).__name__
-    _check_channels(owner, channels)
-    bn_config = check_bn_config(owner, bn_config)
-    self._channels = int(channels)
-    self._stride = stride
-    self._use_projection = bool(use_projection)
-    self._bn_config = bn_config
+    super().__init__(channels, stride, use_projection, bn_config, name)
+    bn_config = self._bn_config
     if self._use_projection:
-      self._proj_conv = _conv(channels, 1, stride, "shortcut_conv")
       self._proj_batchnorm = _batch_norm(bn_config, "shortcut_batchnorm")
     bottleneck = self._channels // 4
     self._layers = [
@@ -124,7 +133,7 @@ class BottleNeckBlockV1(base.Module):
     return tf.nn.relu(net + shortcut)
 
 
-class BottleNeckBlockV2(base.Module):
+class BottleNeckBlockV2(_BottleneckBlock):
   """Bottleneck block of ResNet v2: BatchNorm and ReLU before each conv.
 
   The shortcut (projected by a strided 1x1 conv with `use_projection`, taken
@@ -144,16 +153,8 @@ class BottleNeckBlockV2(base.Module):
       bn_config: Arguments of the BatchNorm layers (see `ResNet`).
       name: Name of the module.
     """
-    super().__init__(name=name)
-    owner = type(self).__name__
-    _check_channels(owner, channels)
-    bn_config = check_bn_config(owner, bn_config)
-    self._channels = int(channels)
-    self._stride = stride
-    self._use_projection = bool(use_projection)
-    self._bn_config = bn_config
-    if self._use_projection:
-      self._proj_conv = _conv(channels, 1, stride, "shortcut_conv")
+    super().__init__(channels, stride, use_projection, bn_config, name)
+    bn_config = self._bn_config
     bottleneck = self._channels // 4
     self._conv_0 = _conv(bottleneck, 1, 1, "conv_0")
     self._bn_0 = _batch_norm(bn_config, "batchnorm_0")
