@@ -4,7 +4,8 @@ The same MLP (64-128-128-10) on scikit-learn's digits, batch 64, SGD, trained
 in one process by
 
   (a) a hand-written tf.function + GradientTape loop running K steps per call
-      (a tf.range loop over the same tf.data iterator),
+      (a tf.range loop over the same tf.data iterator), and at K = 32 also
+      the same loop with the scenario's NaN/Inf guard written by hand,
   (b) snt.scenarios.Supervised with steps_per_call=K,
   (c) keras Model.fit with steps_per_execution=1 and 32,
 
@@ -15,10 +16,11 @@ Prints median steps/s (with the slowest and fastest round: on 2 shared
 cores single rounds vary by +-10%) and ratios against (a) at the same K.
 
 The scenario does more per step than (a): its NaN/Inf guard (one reduction
-per gradient, and a tf.cond so the update waits for the verdict), measured
-at ~8% of this small model's step (see BUILD_NOTES.md). It calls its traced
-function directly, without tf.function's per-call dispatch, which is why it
-can beat (a) at K = 1.
+per gradient, and a tf.cond so the update waits for the verdict), 5-10% of
+this small model's step; the "+ NaN guard" row shows what the same guard
+costs a hand-written loop (see BUILD_NOTES.md). The scenario calls its
+traced function directly, without tf.function's per-call dispatch, which is
+why it can beat (a) at K = 1.
 
     python benchmarks/bench_supervised.py [--steps 3008] [--rounds 7]
 """
@@ -58,10 +60,25 @@ def _dataset(x, y):
   return data.training_dataset((x, y), BATCH, seed=0)
 
 
-def handwritten(x, y, steps, k):
-  """Returns (seconds to first call, steady steps/s)."""
+def handwritten(x, y, steps, k, guard=False):
+  """Returns (seconds to first call, steady steps/s).
+
+  With `guard`, the update runs only if the loss and every gradient are
+  finite: the check the scenario makes, written by hand.
+  """
   model, optimizer = _snt_mlp(), keras.optimizers.SGD(LR)
   iterator = iter(_dataset(x, y))
+
+  def update(loss, grads, variables):
+    if not guard:
+      optimizer.apply_gradients(zip(grads, variables))
+      return
+    sums = [loss] + [tf.reduce_sum(g) for g in grads]
+    def apply():
+      optimizer.apply_gradients(zip(grads, variables))
+      return tf.constant(True)
+    tf.cond(tf.math.is_finite(tf.add_n(sums)), apply,
+            lambda: tf.constant(False))
 
   @tf.function
   def train(n):
@@ -71,8 +88,7 @@ def handwritten(x, y, steps, k):
       with tf.GradientTape() as tape:
         loss = tf.reduce_mean(_loss(model(inputs), targets))
       variables = model.trainable_variables
-      optimizer.apply_gradients(zip(tape.gradient(loss, variables),
-                                    variables))
+      update(loss, tape.gradient(loss, variables), variables)
     return loss
 
   return _timing.time_calls(train, steps, k)
@@ -127,6 +143,7 @@ def main():
       ("Supervised   K=1", lambda: scenario(x, y, args.steps, 1)),
       ("keras fit  spe=1", lambda: keras_fit(x, y, args.steps, 1)),
       ("hand-written K=32", lambda: handwritten(x, y, args.steps, 32)),
+      ("  + NaN guard K=32", lambda: handwritten(x, y, args.steps, 32, True)),
       ("Supervised   K=32", lambda: scenario(x, y, args.steps, 32)),
       ("keras fit spe=32", lambda: keras_fit(x, y, args.steps, 32)),
   ]
