@@ -9,10 +9,11 @@ steps, 4 epochs of 4 minibatches, 64-64 tanh MLPs, Adam) in one process:
   (b) `snt.scenarios.PPO` with steps_per_call=K, K = 1 and 8.
 
 Each contender runs a fixed number of iterations (rollout + update) per
-round; rounds interleave the contenders. Tracing (time to the first finished
-call) is reported apart from the steady-state speed, measured between the
-first and the last finished call. Prints median iterations/s, env steps/s and
-the ratio of (b) to (a) (goal >= 0.95).
+round; rounds interleave the contenders, in reversed order every other
+round. Tracing (time to the first finished call) is reported apart from the
+steady-state speed, measured between the first and the last finished call.
+Prints median iterations/s, env steps/s and the ratio of (b) to (a) (goal
+>= 0.95).
 
     python benchmarks/bench_rl.py [--iterations 60] [--rounds 5]
 """
@@ -178,7 +179,8 @@ def main():
         lambda k=k: scenario(args.iterations, k))
   results = {name: [] for name in contenders}
   for round_ in range(args.rounds):
-    for name, run in contenders.items():
+    order = list(contenders.items())
+    for name, run in order if round_ % 2 == 0 else order[::-1]:
       results[name].append(run())
     print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
   base = statistics.median(r[1] for r in results["hand-written tf.function"])
