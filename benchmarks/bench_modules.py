@@ -94,12 +94,16 @@ def _cases(width: int, batch: int):
 
 
 def _median_times(variants, x, rounds, calls):
-  """{(variant, mode): median seconds per call}, rounds interleaved."""
+  """{(variant, mode): median seconds per call}, rounds interleaved.
+
+  Every other round runs the variants in reversed order.
+  """
   compiled = {name: tf.function(fn) for name, fn in variants.items()}
   trace = {name: _trace_time(fn, x) for name, fn in compiled.items()}
   samples = {}
-  for _ in range(rounds):
-    for name in variants:
+  names = list(variants)
+  for r in range(rounds):
+    for name in names if r % 2 == 0 else names[::-1]:
       for mode, fn in (("eager", variants[name]), ("function",
                                                    compiled[name])):
         samples.setdefault((name, mode), []).append(_per_call(fn, x, calls))
