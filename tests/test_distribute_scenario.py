@@ -90,6 +90,18 @@ def test_mirrored_matches_one_device(optimizer_fn, k):
   assert strategy.num_replicas_in_sync == 2
 
 
+def test_mirrored_clipping_matches_one_device():
+  # Clipped by the norm of the summed gradient, as on one device.
+  sgd = lambda: keras.optimizers.SGD(0.3)
+  single, _, _, _ = _train(None, sgd, steps=8, clip_norm=0.05)
+  mirrored, _, _, _ = _train(_mirrored(), sgd, steps=8, clip_norm=0.05)
+  unclipped, _, _, _ = _train(None, sgd, steps=8)
+  for one, both, free in zip(single, mirrored, unclipped):
+    np.testing.assert_allclose(both[:len(both) // 2], one, rtol=1e-5,
+                               atol=1e-6)
+    assert np.abs(one - free).max() > 1e-3  # The clip was active.
+
+
 def test_mirrored_checkpoint_resume(tmp_path):
   strategy = _mirrored()
   whole, _, _, _ = _train(strategy, lambda: keras.optimizers.Adam(0.01),

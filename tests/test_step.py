@@ -66,13 +66,35 @@ def test_clip_by_global_norm_matches_tensorflow():
                              rtol=1e-6)
 
 
+def test_clip_by_global_norm_float16_and_mixed_precisions():
+  # Squares past float16's range (65504): tf.clip_by_global_norm gives NaN.
+  (half,), norm = step.clip_by_global_norm(
+      [tf.constant([300.0, 400.0], tf.float16)], 1.0)
+  assert half.dtype == tf.float16 and float(norm) == 500.0
+  np.testing.assert_allclose(half.numpy(), [0.6, 0.8], rtol=1e-3)
+  # float32 with float64: summed in float64, each keeps its dtype.
+  grads = [tf.constant([3.0, 4.0]), tf.constant([12.0], tf.float64)]
+  clipped, norm = step.clip_by_global_norm(grads, 2.0)
+  assert [c.dtype for c in clipped] == [tf.float32, tf.float64]
+  assert norm.dtype == tf.float64 and float(norm) == 13.0
+  np.testing.assert_allclose(clipped[0].numpy(), [6 / 13, 8 / 13], rtol=1e-6)
+  np.testing.assert_allclose(clipped[1].numpy(), [24 / 13], rtol=1e-12)
+  # Within the norm, the gradients come back unchanged, bit for bit.
+  small = [tf.constant([0.1, -0.2]), tf.constant([[0.3]])]
+  unchanged, _ = step.clip_by_global_norm(small, 1.0)
+  for a, b in zip(unchanged, small):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("clip_norm", [None, 1.0], ids=["no_clip", "clip"])
 @pytest.mark.parametrize("grads, loss", [
     ([[np.nan, 0.0], [[1.0]]], None),
     ([[1.0, 0.0], [[np.inf]]], None),
     ([[1.0, 0.0], [[1.0]]], np.nan),
 ])
-def test_nonfinite_update_is_not_applied(grads, loss):
+def test_nonfinite_update_is_not_applied(grads, loss, clip_norm):
   kwargs = {} if loss is None else {"loss": tf.constant(loss, tf.float32)}
+  kwargs["clip_norm"] = clip_norm
   values, ok, recorded = _apply(keras.optimizers.Adam(0.1), grads, **kwargs)
   np.testing.assert_array_equal(values[0], [1.0, 2.0])
   np.testing.assert_array_equal(values[1], [[3.0]])

@@ -105,7 +105,8 @@ class Scenario:
     strategy: Any `tf.distribute.Strategy`; the default (no) strategy if None.
     on_nonfinite: "raise" (stop with `NonFiniteError`) or "skip" (drop that
       update and go on; `skipped_steps` counts them).
-    clip_norm: Clip gradients to this global norm.
+    clip_norm: Clip gradients to this global norm (summed in float32 or
+      wider, whatever the gradients' precision).
     seed: Seed of `self.rng`, the scenario's checkpointed random generator.
     hooks: Extra `Hook`s, run after the built-in ones.
     progress: Show a progress bar: None for terminals only, True, False.
