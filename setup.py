@@ -27,11 +27,13 @@ setuptools.setup(
         "tf-keras>=2.16",
         "absl-py",
         "numpy",
+        # The default progress bar of every scenario.
+        "tqdm",
     ],
     extras_require={
-        "test": ["pytest", "pytest-xdist", "scikit-learn", "tqdm", "matplotlib",
+        "test": ["pytest", "pytest-xdist", "scikit-learn", "matplotlib",
                  "gymnasium", "dm-sonnet==2.0.2"],
-        "examples": ["scikit-learn", "matplotlib", "tqdm", "gymnasium"],
+        "examples": ["scikit-learn", "matplotlib", "gymnasium"],
         "rl": ["gymnasium"],
     },
     classifiers=[

@@ -206,7 +206,8 @@ def test_overridden_step_with_two_outputs():
 
   class MultiTask(snt.scenarios.Supervised):
 
-    def train_step(self, inputs, targets):
+    def train_step(self, data):
+      inputs, targets = data
       with tf.GradientTape() as tape:
         logits, value = self.model(inputs)
         loss = (tf.reduce_mean(_loss(logits, targets)) +

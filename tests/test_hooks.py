@@ -16,8 +16,8 @@ class _FakeScenario:
   def model_variables(self):
     return [self.w]
 
-  def request_stop(self, reason):
-    self.reason = reason
+  def request_stop(self, reason, final=False):
+    self.reason, self.final = reason, final
 
 
 def test_base_hook_methods_are_no_ops():
@@ -39,6 +39,7 @@ def test_early_stopping_stops_and_restores_the_best_weights():
     assert (scenario.reason is None) == (step < 4)
   assert "accuracy has not improved for 2 evaluations" in scenario.reason
   assert "best 0.9 at step 20" in scenario.reason
+  assert scenario.final  # Running the command again says it is done.
   hook.end(scenario)
   assert scenario.w.numpy() == 2.0
   assert hook.best == 0.9 and hook.best_step == 20

@@ -194,15 +194,20 @@ def test_call_errors():
   model, opt = _model(), keras.optimizers.SGD(0.1)
   with pytest.raises(TypeError, match="model must be callable"):
     train(3, opt, _loss, (x, y))
-  with pytest.raises(TypeError, match="loss_fn must be callable"):
-    train(model, opt, "mse", (x, y))
+  with pytest.raises(TypeError, match="loss_fn must be callable or a Keras"):
+    train(model, opt, 3, (x, y))
+  with pytest.raises(ValueError, match="loss_fn='nonsense' is not a Keras"):
+    train(model, opt, "nonsense", (x, y))
   with pytest.raises(TypeError, match="optimizer must have apply_gradients"):
     train(model, object(), _loss, (x, y))
-  with pytest.raises(TypeError, match="train_data must be a tf.data.Dataset"):
-    train(model, opt, _loss, [1, 2, 3])
-  with pytest.raises(TypeError, match="pair of arrays"):
+  with pytest.raises(TypeError, match="train_data must hold .inputs, targets"):
+    train(model, opt, _loss, x)
+  with pytest.raises(ValueError, match=r"train_data must hold arrays of equal "
+                     r"length .* got lengths \{'element\[0\]': 8, "
+                     r"'element\[1\]': 3\}"):
     train(model, opt, _loss, (x, y[:3]))
-  with pytest.raises(TypeError, match="eval_data must be"):
+  with pytest.raises(TypeError, match="eval_data must be a tf.data.Dataset "
+                     "of batches or arrays"):
     train(model, opt, _loss, (x, y), eval_data="test")
 
 

@@ -6,8 +6,9 @@ from sonnet_like.envs.base import Box
 from sonnet_like.envs.base import Discrete
 from sonnet_like.envs.base import Environment
 from sonnet_like.envs.base import TimeStep
-# --- envs: cartpole, gymnasium adapter, make ---
+# --- envs: cartpole, guess, gymnasium adapter, make ---
 from sonnet_like.envs.cartpole import CartPole
+from sonnet_like.envs.guess import Guess
 from sonnet_like.envs.gym_adapter import GymEnvironment
 from sonnet_like.envs.make import make
 
@@ -17,8 +18,9 @@ __all__ = [
     "Discrete",
     "Environment",
     "TimeStep",
-    # --- envs: cartpole, gymnasium adapter, make ---
+    # --- envs: cartpole, guess, gymnasium adapter, make ---
     "CartPole",
+    "Guess",
     "GymEnvironment",
     "make",
 ]

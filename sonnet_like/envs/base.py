@@ -25,6 +25,8 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
+
 
 @dataclasses.dataclass(frozen=True)
 class Discrete:
@@ -32,11 +34,7 @@ class Discrete:
   num_actions: int
 
   def __post_init__(self):
-    if (isinstance(self.num_actions, bool) or
-        not isinstance(self.num_actions, (int, np.integer)) or
-        self.num_actions < 1):
-      raise ValueError(f"Discrete: num_actions must be a positive int, got "
-                       f"{self.num_actions!r}.")
+    arguments.check_positive_int("Discrete", "num_actions", self.num_actions)
 
   @property
   def spec(self) -> tf.TensorSpec:

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import utils
 from sonnet_like.envs import base
 
@@ -31,13 +32,6 @@ TAU = 0.02
 THETA_THRESHOLD = 12 * 2 * math.pi / 360
 X_THRESHOLD = 2.4
 RESET_BOUND = 0.05
-
-
-def _check_positive_int(cls: str, argument: str, value) -> None:
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (
-      value < 1):
-    raise ValueError(f"{cls}: {argument} must be a positive int, got "
-                     f"{value!r}.")
 
 
 def _divide(numerator: tf.Tensor, denominator) -> tf.Tensor:
@@ -86,8 +80,9 @@ class CartPole(base.Environment):
   def __init__(self, num_envs: int, seed: int = 0,
                max_episode_steps: int = 500, name: str = "cartpole"):
     super().__init__(name=name)
-    _check_positive_int("CartPole", "num_envs", num_envs)
-    _check_positive_int("CartPole", "max_episode_steps", max_episode_steps)
+    arguments.check_positive_int("CartPole", "num_envs", num_envs)
+    arguments.check_positive_int("CartPole", "max_episode_steps",
+                                 max_episode_steps)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
       raise ValueError(f"CartPole: seed must be an int, got {seed!r}.")
     self.num_envs = int(num_envs)

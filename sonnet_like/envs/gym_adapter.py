@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.envs import base
 
 GYMNASIUM_MISSING = (
@@ -67,14 +68,6 @@ def _convert_observation_space(space, where: str) -> tf.TensorSpec:
                    f"got {space}.")
 
 
-def _check_num_envs(num_envs) -> None:
-  if num_envs is not None and (
-      isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer))
-      or num_envs < 1):
-    raise ValueError(f"GymEnvironment: num_envs must be a positive int or "
-                     f"None, got {num_envs!r}.")
-
-
 class GymEnvironment(base.Environment):
   """A batch of gymnasium environments as an `Environment`.
 
@@ -112,7 +105,8 @@ class GymEnvironment(base.Environment):
                seed: int = 0, name: str = "gym_environment"):
     super().__init__(name=name)
     gym = import_gymnasium()
-    _check_num_envs(num_envs)
+    arguments.check_positive_int("GymEnvironment", "num_envs", num_envs,
+                                 optional=True)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
       raise ValueError(f"GymEnvironment: seed must be an int, got {seed!r}.")
     self._seed = int(seed)

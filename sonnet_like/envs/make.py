@@ -2,8 +2,7 @@
 
 from typing import Any
 
-import numpy as np
-
+from sonnet_like.core import arguments
 from sonnet_like.envs import base
 from sonnet_like.envs import cartpole
 from sonnet_like.envs import gym_adapter
@@ -58,11 +57,7 @@ def make(env: Any, num_envs: int | None = None, seed: int = 0,
   >>> make("CartPole-v1", num_envs=2)
   GymEnvironment('CartPole-v1', num_envs=2)
   """
-  if num_envs is not None and (
-      isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer))
-      or num_envs < 1):
-    raise ValueError(f"make: num_envs must be a positive int or None, got "
-                     f"{num_envs!r}.")
+  arguments.check_positive_int("make", "num_envs", num_envs, optional=True)
   ids = sorted(IN_GRAPH_ENVIRONMENTS)
   if isinstance(env, base.Environment):
     if num_envs is not None and num_envs != env.num_envs:

@@ -31,12 +31,15 @@ them lazily inside it, and scale losses by the global batch size.
 import collections.abc
 import os
 import sys
-from typing import Any, Iterable
+import warnings
+from typing import Any, Callable, Iterable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import utils
 from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import progress
@@ -57,6 +60,13 @@ DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
     "steps{reason}). Delete that folder or raise num_steps to train more.")
 
+UNUSED_VARIABLES = (
+    "{owner}: no gradient reached {names}; they are not trained. Remove them "
+    "from the variables passed to apply_update, make the loss use them, or "
+    "pass unused_variables='ignore' (or 'raise' to make this an error).")
+
+UNUSED_POLICIES = ("warn", "raise", "ignore")
+
 RESUME_MESSAGE = (
     "\n{owner}: caught {signal} at step {step}; {saved}. Run the same command "
     "again to resume from there.")
@@ -69,14 +79,6 @@ class NonFiniteError(FloatingPointError):
     super().__init__(message)
     self.step = step
 
-
-def _check_positive(owner: str, name: str, value: Any,
-                    optional: bool = True) -> None:
-  if value is None and optional:
-    return
-  if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-    raise ValueError(f"{owner}: {name} must be a positive int"
-                     f"{' or None' if optional else ''}, got {value!r}.")
 
 
 def _sonnet_aggregation(next_creator, **kwargs):
@@ -112,7 +114,18 @@ class Scenario:
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
     catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C.
+    unused_variables: What to do when variables given to `apply_update` get
+      no gradient (a layer built but not used by the loss): "warn" once
+      naming them, "raise", or "ignore".
   """
+
+  def __new__(cls, *args, **kwargs):
+    del args  # Checked by __init__.
+    # A misspelt loop setting would otherwise be reported against
+    # Scenario.__init__, which the user never called, with no suggestion.
+    arguments.check_keywords(cls.__name__, kwargs,
+                             arguments.keyword_names(cls))
+    return super().__new__(cls)
 
   def __init__(self, num_steps: int, *, steps_per_call: int = 1,
                eval_every: int | None = None, save_every: int | None = None,
@@ -122,17 +135,20 @@ class Scenario:
                on_nonfinite: str = "raise", clip_norm: float | None = None,
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
-               catch_signals: bool = True):
+               catch_signals: bool = True, unused_variables: str = "warn"):
     owner = type(self).__name__
-    _check_positive(owner, "num_steps", num_steps, optional=False)
-    _check_positive(owner, "steps_per_call", steps_per_call, optional=False)
-    _check_positive(owner, "eval_every", eval_every)
-    _check_positive(owner, "save_every", save_every)
-    _check_positive(owner, "log_every", log_every, optional=False)
-    _check_positive(owner, "max_to_keep", max_to_keep, optional=False)
+    for name, value, optional in (
+        ("num_steps", num_steps, False),
+        ("steps_per_call", steps_per_call, False),
+        ("eval_every", eval_every, True), ("save_every", save_every, True),
+        ("log_every", log_every, False), ("max_to_keep", max_to_keep, False)):
+      arguments.check_positive_int(owner, name, value, optional)
     if save_every is not None and save_dir is None:
       raise ValueError(f"{owner}: save_every needs a save_dir, got "
                        "save_dir=None.")
+    if unused_variables not in UNUSED_POLICIES:
+      raise ValueError(f"{owner}: unused_variables must be one of "
+                       f"{list(UNUSED_POLICIES)}, got {unused_variables!r}.")
     if on_nonfinite not in NONFINITE_POLICIES:
       raise ValueError(f"{owner}: on_nonfinite must be one of "
                        f"{list(NONFINITE_POLICIES)}, got {on_nonfinite!r}.")
@@ -156,12 +172,17 @@ class Scenario:
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
     self.catch_signals = catch_signals
+    self.unused_variables = unused_variables
+    self._warned_unused: set[tuple[str, ...]] = set()
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
     self._step_var: tf.Variable | None = None
     self._skipped: tf.Variable | None = None
     self._stop_reason: str | None = None
+    self._finished: tf.Variable | None = None
+    self._train_dataset: tf.data.Dataset | None = None
+    self._iterator: Any = None
     self._recorder = step_lib.FiniteRecorder()
 
   # ---- What a subclass provides. ----
@@ -180,16 +201,82 @@ class Scenario:
     return dict(self.models())
 
   def build(self) -> None:
-    """Creates variables (eagerly, in the strategy scope) before restore."""
+    """Python: creates every variable before the checkpoint is restored.
+
+    Runs eagerly, in the strategy scope, after `feed`'s iterator exists: call
+    the models on `self.example_batch()` (or any input of the right shapes)
+    and `self.build_optimizer(optimizer, variables)` for each optimizer.
+    """
 
   def next_inputs(self) -> Any:
-    """Traced, cross-replica: the next step's inputs, or None."""
-    return None
+    """Traced, cross-replica: the next step's inputs.
+
+    By default the next batch of the data given to `feed`, cut into one
+    share per replica, or None without data. A tuple is unpacked into
+    `train_step`'s arguments, so this default returns `(batch,)`. Override
+    it to draw more (several batches, noise from `self.rng`).
+    """
+    if self._iterator is None:
+      return None
+    return (data_lib.split_for_replicas(self.strategy, next(self._iterator)),)
 
   def train_step(self, *inputs: Any) -> dict[str, tf.Tensor]:
-    """Traced, per replica: one step. Returns scalar logs (e.g. "loss")."""
+    """Traced, per replica: one step on `next_inputs()`; returns scalar logs.
+
+    With `feed`, it is `train_step(batch)`: this replica's share of the
+    batch, with the structure of the data. Change weights only through
+    `self.apply_update(optimizer, grads, variables, loss=loss)`, and return a
+    dict of scalars ("loss" is checked for NaN/Inf with the update).
+    """
     raise NotImplementedError(
         f"{type(self).__name__} must implement train_step(*inputs).")
+
+  # ---- Data the engine feeds. ----
+
+  def feed(self, data: data_lib.Data, *, batch_size: int,
+           shuffle: bool = True, argument: str = "train_data",
+           check: Callable[[Any], None] | None = None) -> None:
+    """Declares the training data; call it in `__call__`, before `run()`.
+
+    The engine turns `data` (arrays, nests of arrays, or a `tf.data.Dataset`
+    of batches) into an endless, seeded pipeline, checks its first element
+    (`check(element_spec)` adds the scenario's own rule) before anything is
+    traced, checkpoints the iterator (resume continues mid-epoch) and hands
+    each replica its share of every batch through `next_inputs`.
+
+    Args:
+      data: The data, as the user gave it.
+      batch_size: Global batch size for arrays (a dataset is used as
+        batched).
+      shuffle: Reshuffle arrays every epoch (from `seed`).
+      argument: The argument's name, for errors.
+      check: Raises an error naming the scenario and `argument` if the
+        element structure is not what the scenario takes.
+    """
+    self._train_dataset = data_lib.training_dataset(
+        type(self).__name__, argument, data, batch_size, self.seed, shuffle,
+        check)
+
+  @property
+  def element_spec(self) -> Any:
+    """The structure of the fed data's batches (`tf.TensorSpec` leaves)."""
+    if self._train_dataset is None:
+      raise ValueError(f"{type(self).__name__}: no data was fed; call "
+                       "self.feed(data, batch_size=...) first.")
+    return self._train_dataset.element_spec
+
+  def example_batch(self, size: int = 2) -> Any:
+    """A batch of zeros shaped like the fed data, to create variables."""
+    return data_lib.zeros_like_batch(self.element_spec, size)
+
+  def build_optimizer(self, optimizer: Any,
+                      variables: Sequence[tf.Variable]) -> None:
+    """Creates `optimizer`'s slots for `variables` now; use in `build()`.
+
+    Needed under a multi-replica strategy, where slots cannot be created
+    inside the compiled step; it changes no value.
+    """
+    step_lib.build_optimizer(optimizer, variables)
 
   def evaluate_now(self) -> dict[str, float] | None:
     """Python: metrics at an eval boundary, or None to skip evaluation."""
@@ -217,9 +304,18 @@ class Scenario:
   def model_variables(self) -> list[tf.Variable]:
     return [v for m in self.models().values() for v in m.variables]
 
-  def request_stop(self, reason: str) -> None:
-    """Ends training after the current call (hooks use this)."""
+  def request_stop(self, reason: str, final: bool = False) -> None:
+    """Ends training after the current call (hooks use this).
+
+    Args:
+      reason: Why; becomes `history.stop_reason`.
+      final: The run is over for good (early stopping): running the same
+        command again says so instead of training on. Otherwise running it
+        again resumes.
+    """
     self._stop_reason = reason
+    if final and self._finished is not None:
+      self._finished.assign(True)  # In the checkpoint saved after this call.
 
   def apply_update(self, optimizer: Any, grads: Any, variables: Any,
                    loss: tf.Tensor | None = None) -> tf.Tensor:
@@ -231,6 +327,16 @@ class Scenario:
     Returns:
       A scalar bool tensor: whether the update was finite.
     """
+    grads, variables = list(grads), list(variables)
+    unused = [v.name for g, v in zip(grads, variables) if g is None]
+    if unused and self.unused_variables != "ignore":
+      message = UNUSED_VARIABLES.format(owner=type(self).__name__,
+                                        names=unused)
+      if self.unused_variables == "raise":
+        raise ValueError(message)
+      if tuple(unused) not in self._warned_unused:  # Once per set.
+        self._warned_unused.add(tuple(unused))
+        warnings.warn(message, stacklevel=2)
     return step_lib.apply_update(optimizer, grads, variables, loss=loss,
                                  clip_norm=self.clip_norm,
                                  recorder=self._recorder)
@@ -312,76 +418,110 @@ class Scenario:
     return path
 
   def run(self) -> history_lib.History:
-    """Runs (or resumes) the loop; returns the `History`."""
-    owner = type(self).__name__
+    """Runs (or resumes) the loop; returns the `History`.
+
+    Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
+    (the loop, hooks, signals) and `_finish` (the last save).
+    """
     strategy = self.strategy
     self._stop_reason = None
     creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1
                else lambda next_creator, **kwargs: next_creator(**kwargs))
     with strategy.scope(), tf.variable_creator_scope(creator):
-      self._step_var = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                   name="step")
-      self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                  name="skipped")
-      self.rng = utils.seeded_generator(self.seed)
-      self._recorder.create()
-      self.build()
-      hooks = self._make_hooks()
-      checkpointer = None
-      if self.save_dir:
-        named = dict(self.trackables())
-        clash = {"step", "rng", "skipped"} & set(named)
-        if clash:
-          raise ValueError(f"{owner}: trackables() must not use the names "
-                           f"{sorted(clash)}, which the engine uses.")
-        for i, hook in enumerate(hooks):
-          state = hook.state(self)
-          if state is not None:
-            named[f"hook_{i}_{type(hook).__name__}"] = state
-        checkpointer = checkpointing.Checkpointer(
-            self.save_dir, dict(named, step=self._step_var, rng=self.rng,
-                                skipped=self._skipped),
-            max_to_keep=self.max_to_keep, strategy=strategy)
-        restored = checkpointer.restore()
-        if restored:
-          self.history.load(self.save_dir, self.step)
-          reason = self.history.stop_reason
-          if self.step >= self.num_steps or reason.startswith("early stop"):
-            self._say(DONE_MESSAGE.format(
-                owner=owner, save_dir=self.save_dir, step=self.step,
-                num_steps=self.num_steps,
-                reason=f"; {reason}" if reason.startswith("early") else ""))
-            return self.history
-          self._say(f"{owner}: resuming from {restored} at step {self.step}.")
-        self.history.stop_reason = ""
-      self.train_function = self._make_train_function()
-      with signals.catch_stop_signals(self.catch_signals) as caught:
-        for hook in hooks:
-          hook.begin(self)
-        path = None
-        try:
-          self._loop(hooks, checkpointer, caught)
-          if caught:  # Saved before hooks end (EarlyStopping may restore).
-            self.history.stop_reason = caught.signal_name
-            path = self._save(checkpointer, self.step)
-        finally:
-          for hook in hooks:
-            hook.end(self)
-        if caught:
-          saved = f"saved {path}" if path else (
-              "nothing was saved (no save_dir)")
-          self._say(RESUME_MESSAGE.format(owner=owner,
-                                          signal=caught.signal_name,
-                                          step=self.step, saved=saved))
-          sys.exit(signals.EXIT_CODES[caught.signal_name])
-      self.history.stop_reason = self._stop_reason or "done"
-      if checkpointer is not None:
-        latest = checkpointer.manager.latest_checkpoint
-        if not latest or not latest.endswith(f"-{self.step}"):
-          self._save(checkpointer, self.step)
-        elif self.is_chief:
-          self.history.save(self.save_dir)
+      hooks, checkpointer, done = self._restore()
+      if done:
+        return self.history
+      self._train(hooks, checkpointer)
+      self._finish(checkpointer)
     return self.history
+
+  def _create_state(self) -> None:
+    """The engine's variables, the data iterator, then the scenario's."""
+    self._step_var = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                 name="step")
+    self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                name="skipped")
+    self._finished = tf.Variable(False, trainable=False, name="finished")
+    self.rng = utils.seeded_generator(self.seed)
+    self._recorder.create()
+    self._iterator = (None if self._train_dataset is None
+                      else iter(self._train_dataset))
+    self.build()
+
+  def _checkpointed(self, hooks: list[hooks_lib.Hook]) -> dict[str, Any]:
+    """Everything the checkpoint holds, by name."""
+    owner = type(self).__name__
+    named = dict(self.trackables())
+    engine_owned = {"step": self._step_var, "rng": self.rng,
+                    "skipped": self._skipped, "finished": self._finished}
+    if self._iterator is not None:
+      engine_owned["data"] = self._iterator
+    clash = set(engine_owned) & set(named)
+    if clash:
+      raise ValueError(f"{owner}: trackables() must not use the names "
+                       f"{sorted(clash)}, which the engine uses.")
+    for i, hook in enumerate(hooks):
+      state = hook.state(self)
+      if state is not None:
+        named[f"hook_{i}_{type(hook).__name__}"] = state
+    return dict(named, **engine_owned)
+
+  def _restore(self) -> tuple[list[hooks_lib.Hook], Any, bool]:
+    """Creates the state and restores it; `done` if nothing is left to do."""
+    owner = type(self).__name__
+    self._create_state()
+    hooks = self._make_hooks()
+    if not self.save_dir:
+      return hooks, None, False
+    checkpointer = checkpointing.Checkpointer(
+        self.save_dir, self._checkpointed(hooks),
+        max_to_keep=self.max_to_keep, strategy=self.strategy)
+    restored = checkpointer.restore()
+    if restored:
+      self.history.load(self.save_dir, self.step)
+      finished = bool(self._finished.numpy())
+      if self.step >= self.num_steps or finished:
+        reason = self.history.stop_reason
+        self._say(DONE_MESSAGE.format(
+            owner=owner, save_dir=self.save_dir, step=self.step,
+            num_steps=self.num_steps,
+            reason=f"; {reason}" if finished and reason else ""))
+        return hooks, checkpointer, True
+      self._say(f"{owner}: resuming from {restored} at step {self.step}.")
+    self.history.stop_reason = ""
+    return hooks, checkpointer, False
+
+  def _train(self, hooks: list[hooks_lib.Hook], checkpointer: Any) -> None:
+    """The loop with its hooks; on SIGTERM/Ctrl-C, saves and exits."""
+    self.train_function = self._make_train_function()
+    with signals.catch_stop_signals(self.catch_signals) as caught:
+      for hook in hooks:
+        hook.begin(self)
+      path = None
+      try:
+        self._loop(hooks, checkpointer, caught)
+        if caught:  # Saved before hooks end (EarlyStopping may restore).
+          self.history.stop_reason = caught.signal_name
+          path = self._save(checkpointer, self.step)
+      finally:
+        for hook in hooks:
+          hook.end(self)
+      if caught:
+        saved = f"saved {path}" if path else "nothing was saved (no save_dir)"
+        self._say(RESUME_MESSAGE.format(owner=type(self).__name__,
+                                        signal=caught.signal_name,
+                                        step=self.step, saved=saved))
+        sys.exit(signals.EXIT_CODES[caught.signal_name])
+
+  def _finish(self, checkpointer: Any) -> None:
+    """Records why the run ended and saves its last state."""
+    self.history.stop_reason = self._stop_reason or "done"
+    if checkpointer is not None:
+      latest = checkpointer.manager.latest_checkpoint
+      if not latest or not latest.endswith(f"-{self.step}"):
+        self._save(checkpointer, self.step)
+      elif self.is_chief:
+        self.history.save(self.save_dir)
 
   def _loop(self, hooks, checkpointer, caught) -> None:
     owner = type(self).__name__

@@ -48,6 +48,8 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
+from sonnet_like.scenarios import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import gan_data
@@ -56,7 +58,6 @@ from sonnet_like.scenarios import gan_losses
 from sonnet_like.scenarios import gan_pack
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
-from sonnet_like.scenarios import supervised
 
 Sampler = Callable[[tf.random.Generator, Any], tf.Tensor]
 Evaluator = Callable[[Any], dict[str, float]]
@@ -129,8 +130,8 @@ class GAN(engine.Scenario):
                batch_size: int = 64, shuffle: bool = True, pack: int = 1,
                **kwargs):
     super().__init__(num_steps, **kwargs)
-    engine._check_positive("GAN", "n_critic", n_critic, False)  # pylint: disable=protected-access
-    engine._check_positive("GAN", "batch_size", batch_size, False)  # pylint: disable=protected-access
+    arguments.check_positive_int("GAN", "n_critic", n_critic)
+    arguments.check_positive_int("GAN", "batch_size", batch_size)
     self.d_loss_fn, self.g_loss_fn = gan_losses.get(loss)
     if (isinstance(gradient_penalty, bool) or
         not isinstance(gradient_penalty, (int, float)) or
@@ -146,7 +147,7 @@ class GAN(engine.Scenario):
         raise TypeError(f"GAN: sampler must be callable as sampler(rng, "
                         f"batch_size), got {sampler!r}.")
     else:
-      engine._check_positive("GAN", "latent_size", latent_size, False)  # pylint: disable=protected-access
+      arguments.check_positive_int("GAN", "latent_size", latent_size)
     replicas = self.strategy.num_replicas_in_sync
     if batch_size % replicas:
       raise ValueError(f"GAN: batch_size must be a multiple of the "
@@ -224,7 +225,7 @@ class GAN(engine.Scenario):
     self._iterator = iter(self._dataset)
     real_shape = self._dataset.element_spec.shape[1:]
     z = self._sampler(tf.random.Generator.from_seed(0), 2 * self.pack)
-    fake = supervised.call_model(self.generator, z, False)
+    fake = calling.call_model(self.generator, z, False)
     if not real_shape.is_compatible_with(fake.shape[1:]):
       raise ValueError(GENERATOR_OUTPUT_ERROR.format(
           fake=fake.shape[1:].as_list(), real=real_shape.as_list()))
@@ -264,7 +265,7 @@ class GAN(engine.Scenario):
 
   def _pack_scores(self, inputs: tf.Tensor,
                    training: bool = True) -> tf.Tensor:
-    scores = supervised.call_model(self.discriminator, inputs, training)
+    scores = calling.call_model(self.discriminator, inputs, training)
     batch = inputs.shape[0]
     shape = scores.shape
     if shape.rank == 2 and shape[1] == 1:
@@ -278,7 +279,7 @@ class GAN(engine.Scenario):
     return scores
 
   def _critic_update(self, real, code, weight, global_size):
-    fake = tf.stop_gradient(supervised.call_model(self.generator, code, True))
+    fake = tf.stop_gradient(calling.call_model(self.generator, code, True))
     variables = self.discriminator.trainable_variables
     with tf.GradientTape() as tape:
       losses = self.d_loss_fn(self._scores(real), self._scores(fake))
@@ -296,7 +297,7 @@ class GAN(engine.Scenario):
   def _generator_update(self, code, global_size):
     variables = self.generator.trainable_variables
     with tf.GradientTape() as tape:
-      fake = supervised.call_model(self.generator, code, True)
+      fake = calling.call_model(self.generator, code, True)
       losses = self.g_loss_fn(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
     grads = tape.gradient(loss, variables)
@@ -354,7 +355,7 @@ class GAN(engine.Scenario):
     The latent codes come from a fresh generator seeded with `seed`, never
     from `self.rng`, so evaluating does not change the training run.
     """
-    engine._check_positive("GAN", "num_samples", num_samples, False)  # pylint: disable=protected-access
+    arguments.check_positive_int("GAN", "num_samples", num_samples)
     codes = self._sampler(tf.random.Generator.from_seed(seed), num_samples)
     with self.ema_weights():
-      return np.asarray(supervised.call_model(self.generator, codes, False))
+      return np.asarray(calling.call_model(self.generator, codes, False))

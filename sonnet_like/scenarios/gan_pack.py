@@ -9,7 +9,7 @@ pack; `unpack` repeats it for each member, so per-example losses summed and
 divided by the global batch size are the mean loss per pack.
 
     >>> import numpy as np
-    >>> from sonnet_like.scenarios import gan_pack
+from sonnet_like.scenarios import gan_pack
     >>> gan_pack.pack(np.arange(8.0).reshape(4, 2), 2).numpy().tolist()
     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
 
@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.scenarios import gan_losses
 
 Scores = Callable[[tf.Tensor], tf.Tensor]
@@ -30,8 +31,7 @@ Scores = Callable[[tf.Tensor], tf.Tensor]
 def check(pack: Any, batch_size: int, replicas: int) -> None:
   """Raises a `GAN: ...` ValueError unless `pack` is a positive int that
   divides each replica's share of `batch_size`."""
-  if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
-    raise ValueError(f"GAN: pack must be a positive int, got {pack!r}.")
+  arguments.check_positive_int("GAN", "pack", pack)
   if batch_size % (pack * replicas):
     raise ValueError(
         f"GAN: batch_size must be a multiple of pack * replicas = {pack} * "

@@ -3,7 +3,7 @@
 A hook overrides any of `begin`, `step_end`, `eval_end` and `end`. The
 engine calls `step_end` after every compiled call (which may cover several
 steps), `eval_end` after each evaluation and before that call's `step_end`.
-A hook stops training with `scenario.request_stop(reason)`. A hook whose
+A hook stops training with `scenario.request_stop(reason, final=...)`. A hook whose
 state decides the rest of the run returns it from `state(scenario)`, and the
 engine checkpoints it with everything else.
 """
@@ -129,7 +129,7 @@ class EarlyStopping(Hook):
       scenario.request_stop(
           f"early stopping: {self.monitor} has not improved for "
           f"{self._waited} evaluations (best {self.best:.4g} at step "
-          f"{self.best_step})")
+          f"{self.best_step})", final=True)
 
   def end(self, scenario):
     if self.restore_best and self._best_values is not None:

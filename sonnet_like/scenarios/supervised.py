@@ -5,88 +5,99 @@
     history = train(model, optimizer, loss_fn, train_data, eval_data=test_data)
 """
 
-import inspect
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
 
-from sonnet_like.modules import metrics as metrics_lib
+from sonnet_like.core import arguments
+from sonnet_like.scenarios import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import losses as losses_lib
 from sonnet_like.scenarios import step as step_lib
 
-LossFn = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
-MetricFn = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
+call_model = calling.call_model  # Kept here too: older code imports it.
+
+ELEMENT_ERROR = (
+    "Supervised: {argument} must hold (inputs, targets) or (inputs, targets, "
+    "sample_weights) elements (inputs and targets may be tensors, tuples or "
+    "dicts), got elements {got}. For a dataset of dicts, map it to a tuple: "
+    "`dataset.map(lambda d: (d['x'], d['y']))`.")
 
 
-def _is_training_parameter(model: Any) -> inspect.Parameter | None:
-  try:
-    return inspect.signature(model.__call__).parameters.get("is_training")
-  except (TypeError, ValueError):
-    return None
+def unpack(element: Any) -> tuple[Any, Any, Any]:
+  """`(inputs, targets, sample_weights)` of an element, Keras' convention.
 
-
-def call_model(model: Any, inputs: Any, training: bool) -> Any:
-  """`model(inputs, is_training=training)` where the model takes it.
-
-  An optional `is_training` (Sonnet's MLP: only with dropout) is passed
-  unless the model refuses it with an error that names it.
+  A tuple (or list) of one, two or three parts is `(x,)`, `(x, y)` or
+  `(x, y, w)`; anything else (a tensor, a dict) is inputs alone.
   """
-  parameter = _is_training_parameter(model)
-  if parameter is None:
-    return model(inputs)
-  if parameter.default is inspect.Parameter.empty:
-    return model(inputs, is_training=training)
-  try:
-    return model(inputs, is_training=training)
-  except ValueError as error:
-    if "is_training" not in str(error):
-      raise
-    return model(inputs)
+  if isinstance(element, (tuple, list)) and 1 <= len(element) <= 3:
+    parts = tuple(element) + (None,) * (3 - len(element))
+    return parts[0], parts[1], parts[2]
+  return element, None, None
 
 
-def _per_example(loss_fn: LossFn, outputs, targets) -> tf.Tensor:
-  """`loss_fn(outputs, targets)` as a vector of per-example losses."""
-  losses = tf.convert_to_tensor(loss_fn(outputs, targets))
-  if losses.shape.rank == 0:
-    return losses[tf.newaxis]
-  if losses.shape.rank != 1:
-    losses = tf.reshape(losses, [tf.shape(losses)[0], -1])
-    losses = tf.reduce_mean(losses, axis=1)
-  return losses
+def _check_element(argument: str) -> Any:
+  def check(spec):
+    inputs, targets, weights = unpack(spec)
+    if targets is None:
+      raise TypeError(ELEMENT_ERROR.format(argument=argument,
+                                           got=data_lib.describe(spec)))
+    if weights is not None and (
+        not isinstance(weights, tf.TensorSpec) or weights.shape.rank > 2 or (
+            weights.shape.rank == 2 and weights.shape[1] != 1)):
+      raise ValueError(f"Supervised: {argument}'s sample weights must be one "
+                       f"value per example, shaped [batch] or [batch, 1], "
+                       f"got {data_lib.describe(weights)}.")
+    del inputs
+  return check
 
 
-def _is_classification(outputs: tf.Tensor, targets: tf.Tensor) -> bool:
-  return (outputs.shape.rank == 2 and (outputs.shape[-1] or 0) > 1 and
+def _is_classification(outputs: Any, targets: Any) -> bool:
+  return (isinstance(outputs, tf.Tensor) and isinstance(targets, tf.Tensor)
+          and outputs.shape.rank == 2 and (outputs.shape[-1] or 0) > 1 and
           targets.shape.rank == 1 and targets.dtype.is_integer)
 
 
+def _weighted(values: tf.Tensor, weights: Any) -> tf.Tensor:
+  if weights is None:
+    return values
+  weights = tf.reshape(tf.cast(weights, values.dtype), [-1])
+  return values * weights
+
+
 class Supervised(engine.Scenario):
-  """Trains `model` to map inputs to targets by minimising `loss_fn`.
+  """Trains `model` to map inputs to targets by minimising a loss.
 
-  `loss_fn(outputs, targets)` returns per-example losses (shape `[batch]`)
-  or their mean. Each step's loss is the sum over the global batch divided by
-  its size, so training on N replicas matches one device on the same global
-  batch. A model whose `__call__` takes `is_training` gets `True` in training
-  and `False` in evaluation.
+  Data are `(inputs, targets)` or `(inputs, targets, sample_weights)`, as
+  arrays or a `tf.data.Dataset` of batches; inputs, targets and the model's
+  outputs may be tensors, tuples or dicts. Each step's loss is the sum of
+  the (weighted) per-example losses over the global batch divided by its size
+  (Keras' "sum over batch size"), so training on N replicas matches one
+  device on the same global batch. A model whose `__call__` (or, for a
+  function, whose signature) takes `is_training` gets `True` in training and
+  `False` in evaluation.
 
-  Evaluation reports "loss" (mean per example) and, for integer targets and
-  `[batch, classes]` outputs, "accuracy", plus any `metrics` given.
+  Evaluation reports "loss" (mean per example) and, for a single tensor of
+  `[batch, classes]` outputs with integer targets, "accuracy", plus any
+  `metrics` given.
 
       >>> import numpy as np, sonnet_like as snt, tensorflow as tf, keras
       >>> x = np.random.default_rng(0).normal(size=(64, 3)).astype("float32")
       >>> y = (x.sum(axis=1) > 0).astype("int32")
       >>> model = snt.Linear(2, name="classifier")
-      >>> loss = lambda logits, labels: (
-      ...     tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
       >>> train = snt.scenarios.Supervised(num_steps=100, batch_size=16,
       ...                                  steps_per_call=10, progress=False)
+      >>> loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
       >>> history = train(model, keras.optimizers.SGD(0.5), loss, (x, y),
       ...                 eval_data=(x, y))
       >>> history.eval["accuracy"][-1] > 0.9
       True
+
+  To train on another objective, subclass it and override `compute_loss`
+  (the loss of one batch) or `train_step` (the whole step); see `Scenario`.
 
   Args:
     num_steps: Total training steps.
@@ -102,52 +113,60 @@ class Supervised(engine.Scenario):
   def __init__(self, num_steps: int, *, batch_size: int = 32,
                shuffle: bool = True, eval_batch_size: int = 256, **kwargs):
     super().__init__(num_steps, **kwargs)
-    engine._check_positive("Supervised", "batch_size", batch_size, False)  # pylint: disable=protected-access
-    engine._check_positive("Supervised", "eval_batch_size", eval_batch_size,  # pylint: disable=protected-access
-                           False)
+    arguments.check_positive_int("Supervised", "batch_size", batch_size)
+    arguments.check_positive_int("Supervised", "eval_batch_size",
+                                 eval_batch_size)
     replicas = self.strategy.num_replicas_in_sync
     if batch_size % replicas:
       raise ValueError(f"Supervised: batch_size must be a multiple of the "
                        f"{replicas} replicas, got {batch_size}.")
     self.batch_size, self.shuffle = batch_size, shuffle
     self.eval_batch_size = eval_batch_size
-    self._eval_functions: dict[int, Any] = {}
+    self._eval_functions: dict[Any, Any] = {}
 
-  def __call__(self, model: Any, optimizer: Any, loss_fn: LossFn,
+  def __call__(self, model: Any, optimizer: Any, loss_fn: Any,
                train_data: data_lib.Data, eval_data: data_lib.Data = None,
-               metrics: dict[str, MetricFn] | None = None
+               metrics: dict[str, Any] | None = None
                ) -> history_lib.History:
     """Trains (or resumes training) and returns the `History`.
 
     Args:
-      model: A callable module (`snt.Module`, `tf.Module`).
+      model: A callable: a module (`snt.Module`, `tf.Module`) or a function
+        of the inputs (and optionally `is_training`).
       optimizer: A Keras optimizer (`apply_gradients`) or a sonnet_like
         optimizer (`apply(updates, parameters)`). Under a strategy, create it
         in `strategy.scope()`.
-      loss_fn: `loss_fn(outputs, targets)` -> per-example losses or a mean.
-      train_data: A `tf.data.Dataset` of (inputs, targets) batches, or arrays
-        (x, y).
+      loss_fn: `loss_fn(outputs, targets)` -> per-example losses or their
+        mean; or a Keras loss object, function or name (called Keras' way,
+        `(y_true, y_pred)`).
+      train_data: `(inputs, targets)` or `(inputs, targets, sample_weights)`
+        as arrays or a `tf.data.Dataset` of such batches.
       eval_data: Same, evaluated every `eval_every` steps and at the end.
-      metrics: Extra eval metrics, `name -> fn(outputs, targets)` returning
-        per-example values.
+      metrics: Extra eval metrics by name: `fn(outputs, targets)` returning
+        per-example values, a Keras metric function or name, or a Keras
+        `Metric` object.
     """
     if not callable(model):
       raise TypeError(f"Supervised: model must be callable, got {model!r}.")
-    if not callable(loss_fn):
-      raise TypeError(f"Supervised: loss_fn must be callable, got "
-                      f"{loss_fn!r}.")
     if not (hasattr(optimizer, "apply_gradients") or
             hasattr(optimizer, "apply")):
       raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
           owner="Supervised", value=optimizer))
-    data_lib.check("Supervised", "train_data", train_data)
-    if eval_data is not None:
-      data_lib.check("Supervised", "eval_data", eval_data)
-    self.model, self.optimizer, self.loss_fn = model, optimizer, loss_fn
-    self.metrics = dict(metrics or {})
-    self._train_dataset = data_lib.training_dataset(
-        train_data, self.batch_size, self.seed, self.shuffle)
-    self._eval_data = eval_data
+    self.loss = losses_lib.as_per_example("Supervised", "loss_fn", loss_fn)
+    self.metrics = self._resolve_metrics(metrics)
+    for name, metric in self.metrics.items():
+      if not losses_lib.is_keras_metric(metric):
+        losses_lib.as_per_example("Supervised", f"metrics[{name!r}]", metric,
+                                  kind="metric")
+    self.model = calling.as_model(model)
+    self.optimizer, self.loss_fn = optimizer, loss_fn
+    self.feed(train_data, batch_size=self.batch_size, shuffle=self.shuffle,
+              argument="train_data", check=_check_element("train_data"))
+    self._eval_data = None
+    if eval_data is not None:  # Checked now, not after the first interval.
+      self._eval_data = data_lib.eval_dataset(
+          "Supervised", "eval_data", eval_data, self.eval_batch_size,
+          _check_element("eval_data"))
     return self.run()
 
   # ---- Engine interface. ----
@@ -156,42 +175,48 @@ class Supervised(engine.Scenario):
     return {"model": self.model}
 
   def trackables(self):
-    return {"model": self.model, "optimizer": self.optimizer,
-            "data": self._iterator}
+    return {"model": self.model, "optimizer": self.optimizer}
 
   def build(self):
-    self._iterator = iter(self._train_dataset)
-    spec = self._train_dataset.element_spec[0]
-    example = tf.nest.map_structure(
-        lambda s: tf.zeros([1] + s.shape.as_list()[1:], s.dtype), spec)
-    self._call(example, training=False)
-    step_lib.build_optimizer(self.optimizer, self.model.trainable_variables)
+    inputs = unpack(self.example_batch())[0]
+    calling.build_models([self.model],
+                         lambda: calling.call_model(self.model, inputs, True))
+    self.build_optimizer(self.optimizer, self.model.trainable_variables)
 
-  def next_inputs(self):
-    return data_lib.split_for_replicas(self.strategy, next(self._iterator))
+  def compute_loss(self, inputs: Any, targets: Any, outputs: Any,
+                   sample_weights: Any = None) -> tf.Tensor:
+    """Traced, per replica: this replica's share of the batch loss.
 
-  def _call(self, inputs, training: bool):
-    return call_model(self.model, inputs, training)
-
-  def train_step(self, inputs, targets):
-    """One supervised step on this replica's share of the global batch.
-
-    Override it for custom losses or several outputs; call
-    `self.apply_update(optimizer, grads, variables, loss=loss)` to keep the
-    NaN guard, clipping and distribution handling.
+    The sum of the (weighted) per-example losses divided by the global batch
+    size, so that gradients summed over replicas are those of the global
+    mean. Override it for another objective (a VAE's KL term, a loss on
+    several outputs); `inputs` are there for objectives that need them.
     """
+    del inputs
+    values = losses_lib.per_example("Supervised", "loss_fn",
+                                    self.loss(outputs, targets), outputs,
+                                    targets)
+    values = _weighted(values, sample_weights)
+    count = values.shape[0] or tf.cast(tf.shape(values)[0], values.dtype)
     replicas = self.strategy.num_replicas_in_sync
+    return tf.reduce_sum(values) / (count * replicas)
+
+  def train_step(self, data):
+    """One step on this replica's share of the global batch.
+
+    Override it for a custom step; call `self.apply_update(optimizer, grads,
+    variables, loss=loss)` to keep the NaN guard, clipping and distribution.
+    """
+    inputs, targets, weights = unpack(data)
     with tf.GradientTape() as tape:
-      outputs = self._call(inputs, training=True)
-      losses = _per_example(self.loss_fn, outputs, targets)
-      local_sum = tf.reduce_sum(losses)
-      count = losses.shape[0] or tf.cast(tf.shape(losses)[0], local_sum.dtype)
-      loss = local_sum / (count * replicas)
+      outputs = calling.call_model(self.model, inputs, True)
+      loss = self.compute_loss(inputs, targets, outputs, weights)
     variables = self.model.trainable_variables
     grads = tape.gradient(loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
+    replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).
-    return {"loss": loss if replicas == 1 else local_sum / count}
+    return {"loss": loss if replicas == 1 else loss * replicas}
 
   def evaluate_now(self):
     if self._eval_data is None:
@@ -199,67 +224,108 @@ class Supervised(engine.Scenario):
     return self.evaluate(self.model, self._eval_data, self.loss_fn,
                          self.metrics)
 
-  # ---- Helpers on the same model conventions. ----
+  # ---- Evaluation and prediction on the same conventions. ----
 
-  def _eval_function(self, model, loss_fn, metrics):
-    key = (id(model), id(loss_fn), tuple(sorted(metrics.items())))
-    function = self._eval_functions.get(key)
-    if function is not None:
-      return function
-    @tf.function(reduce_retracing=True)
-    def run(inputs, targets):
-      """Sums over a batch of the loss, accuracy and metrics, and its size."""
-      outputs = call_model(model, inputs, False)
-      values = {}
-      if loss_fn is not None:
-        values["loss"] = _per_example(loss_fn, outputs, targets)
-      if _is_classification(outputs, targets):
-        values["accuracy"] = tf.equal(
-            tf.argmax(outputs, -1, output_type=targets.dtype), targets)
-      for name, fn in metrics.items():
-        values[name] = fn(outputs, targets)
-      sums = {k: tf.reduce_sum(tf.cast(v, tf.float64))
-              for k, v in values.items()}
-      sums["count"] = tf.cast(tf.shape(targets)[0], tf.float64)
-      return sums
+  def _resolve_metrics(self, metrics: dict[str, Any] | None) -> dict:
+    if metrics is not None and not isinstance(metrics, dict):
+      raise TypeError(f"Supervised: metrics must be a dict of name -> metric, "
+                      f"got {metrics!r}.")
+    return {name: losses_lib.by_name("Supervised", f"metrics[{name!r}]",
+                                     metric, "metric")
+            if isinstance(metric, str) else metric
+            for name, metric in (metrics or {}).items()}
 
-    self._eval_functions[key] = run
-    return run
+  def eval_step(self, model: Any, loss: Any, metrics: dict[str, Any],
+                data: Any) -> tuple[dict[str, tf.Tensor], Any, Any]:
+    """Traced: sums of the loss, accuracy and metric values over a batch.
 
-  def evaluate(self, model: Any, data: data_lib.Data,
-               loss_fn: LossFn | None = None,
-               metrics: dict[str, MetricFn] | None = None) -> dict[str, float]:
+    Returns:
+      The sums (and "count", the batch size), the outputs and the targets
+      (for Keras `Metric` objects, updated outside the trace).
+    """
+    inputs, targets, weights = unpack(data)
+    outputs = calling.call_model(model, inputs, False)
+    values = {}
+    if loss is not None:
+      values["loss"] = _weighted(losses_lib.per_example(
+          "Supervised", "loss_fn", loss(outputs, targets), outputs, targets),
+                                 weights)
+    if _is_classification(outputs, targets):
+      values["accuracy"] = tf.equal(
+          tf.argmax(outputs, -1, output_type=targets.dtype), targets)
+    for name, fn in metrics.items():
+      values[name] = losses_lib.per_example(
+          "Supervised", f"metrics[{name!r}]", fn(outputs, targets), outputs,
+          targets)
+    sums = {k: tf.reduce_sum(tf.cast(v, tf.float64)) for k, v in values.items()}
+    sums["count"] = tf.cast(tf.shape(tf.nest.flatten(targets)[0])[0],
+                            tf.float64)
+    return sums, outputs, targets
+
+  def _eval_function(self, model: Any, loss_fn: Any,
+                     metrics: dict[str, Any]) -> Any:
+    """The compiled `eval_step`, one per model, loss and metric functions."""
+    key = (id(model), id(loss_fn), tuple(sorted((k, id(v))
+                                                for k, v in metrics.items())))
+    if key not in self._eval_functions:
+      loss = None if loss_fn is None else losses_lib.as_per_example(
+          "Supervised", "loss_fn", loss_fn)
+      functions = {k: losses_lib.as_per_example(
+          "Supervised", f"metrics[{k!r}]", m, kind="metric")
+                   for k, m in metrics.items()}
+      self._eval_functions[key] = (tf.function(
+          lambda data: self.eval_step(model, loss, functions, data),
+          reduce_retracing=True), (model, loss_fn, metrics))  # Keeps ids.
+    return self._eval_functions[key][0]
+
+  def evaluate(self, model: Any, data: data_lib.Data, loss_fn: Any = None,
+               metrics: dict[str, Any] | None = None) -> dict[str, float]:
     """Mean loss, accuracy (for classifiers) and `metrics` over `data`."""
-    data_lib.check("Supervised", "data", data)
-    metrics = dict(metrics or {})
-    dataset = data_lib.eval_dataset(data, self.eval_batch_size)
-    function = self._eval_function(model, loss_fn, metrics)
-    totals: dict[str, metrics_lib.Sum] = {}
-    for inputs, targets in dataset:
-      for name, value in function(inputs, targets).items():
-        if name not in totals:
-          totals[name] = metrics_lib.Sum(name=f"eval_{name}")
-        totals[name].update(value)
-    count = totals.pop("count", None)
-    if count is None or float(count.value) == 0:
+    data = data_lib.eval_dataset("Supervised", "data", data,
+                                 self.eval_batch_size, _check_element("data"))
+    metrics = self._resolve_metrics(metrics)
+    stateful = {k: m for k, m in metrics.items()
+                if losses_lib.is_keras_metric(m)}
+    function = self._eval_function(
+        model, loss_fn, {k: m for k, m in metrics.items() if k not in stateful})
+    for metric in stateful.values():
+      metric.reset_state()
+    totals: dict[str, float] = {}
+    for batch in data:
+      sums, outputs, targets = function(batch)
+      for name, value in sums.items():
+        totals[name] = totals.get(name, 0.0) + float(value)
+      for metric in stateful.values():
+        metric.update_state(targets, outputs)
+    count = totals.pop("count", 0.0)
+    if count == 0:
       raise ValueError("Supervised: evaluate got no examples.")
-    return {name: float(total.value / count.value)
-            for name, total in totals.items()}
+    results = {name: total / count for name, total in totals.items()}
+    results.update({name: float(metric.result())
+                    for name, metric in stateful.items()})
+    return results
 
-  def predict(self, model: Any, data: Any) -> np.ndarray:
-    """`model(x)` over arrays or a dataset of inputs, as one NumPy array."""
-    if isinstance(data, tf.data.Dataset):
-      dataset = data
-    else:
-      dataset = data_lib.eval_dataset((data, None), self.eval_batch_size)
+  def predict(self, model: Any, data: Any) -> Any:
+    """`model(x)` over arrays or a dataset, as NumPy (with the outputs'
+    structure: a tuple or dict of arrays for a model with several outputs).
+
+    `data` is inputs (arrays or a dataset of input batches), or anything
+    `evaluate` takes, whose targets are ignored.
+    """
+    dataset = data if isinstance(data, tf.data.Dataset) else (
+        data_lib.eval_dataset("Supervised", "data", data,
+                              self.eval_batch_size))
 
     @tf.function(reduce_retracing=True)
     def forward(inputs):
-      return call_model(model, inputs, False)
+      return calling.call_model(model, inputs, False)
 
     outputs = []
     for batch in dataset:
-      if isinstance(batch, tuple):
-        batch = batch[0]
-      outputs.append(forward(batch).numpy())
-    return np.concatenate(outputs)
+      inputs = unpack(batch)[0]
+      outputs.append(tf.nest.map_structure(lambda t: t.numpy(),
+                                           forward(inputs)))
+    if not outputs:
+      raise ValueError("Supervised: predict got no examples.")
+    return tf.nest.map_structure(lambda *parts: np.concatenate(parts),
+                                 *outputs)

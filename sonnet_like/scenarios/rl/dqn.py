@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like import envs
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
@@ -90,7 +91,6 @@ class DQN(engine.Scenario):
   one batch of environments per replica, and is refused.
 
       >>> import keras, sonnet_like as snt
-      >>> from tests import rl_toys
       >>> dqn = snt.scenarios.DQN(num_env_steps=1_200, num_envs=4,
       ...                         learning_starts=100, batch_size=32,
       ...                         target_update_every=20, steps_per_call=50,
@@ -98,8 +98,8 @@ class DQN(engine.Scenario):
       ...                         progress=False)
       >>> history = dqn(snt.nets.MLP([16, 2], name="q"),
       ...               keras.optimizers.Adam(0.01),
-      ...               rl_toys.Guess(num_envs=4, seed=1),
-      ...               eval_env=rl_toys.Guess(num_envs=4, seed=2))
+      ...               snt.envs.Guess(num_envs=4, seed=1),
+      ...               eval_env=snt.envs.Guess(num_envs=4, seed=2))
       >>> history.eval["return"][-1] > 4   # Random play returns 2.5.
       True
 
@@ -134,14 +134,14 @@ class DQN(engine.Scenario):
                gamma: float = 0.99,
                epsilon: Any = (1.0, 0.05, 0.1), double_dqn: bool = True,
                loss: str = "huber", eval_episodes: int = 10, **kwargs):
-    check = engine._check_positive  # pylint: disable=protected-access
-    check("DQN", "num_env_steps", num_env_steps, optional=False)
-    check("DQN", "num_envs", num_envs)
-    check("DQN", "buffer_size", buffer_size, optional=False)
-    check("DQN", "batch_size", batch_size, optional=False)
-    check("DQN", "train_every", train_every, optional=False)
-    check("DQN", "target_update_every", target_update_every, optional=False)
-    check("DQN", "eval_episodes", eval_episodes, optional=False)
+    check = arguments.check_positive_int
+    check("DQN", "num_env_steps", num_env_steps)
+    check("DQN", "num_envs", num_envs, optional=True)
+    check("DQN", "buffer_size", buffer_size)
+    check("DQN", "batch_size", batch_size)
+    check("DQN", "train_every", train_every)
+    check("DQN", "target_update_every", target_update_every)
+    check("DQN", "eval_episodes", eval_episodes)
     if isinstance(learning_starts, bool) or not isinstance(
         learning_starts, int) or learning_starts < 0:
       raise ValueError(f"DQN: learning_starts must be a non-negative int, got "

@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.envs import base
 
 
@@ -96,10 +97,7 @@ class EpisodeRunner:
   def __init__(self, env: base.Environment,
                act: Callable[[tf.Tensor], tf.Tensor], num_episodes: int,
                max_steps: int = 100_000):
-    if isinstance(num_episodes, bool) or not isinstance(num_episodes, int) or (
-        num_episodes < 1):
-      raise ValueError(f"EpisodeRunner: num_episodes must be a positive int, "
-                       f"got {num_episodes!r}.")
+    arguments.check_positive_int("EpisodeRunner", "num_episodes", num_episodes)
     self.env, self.act = env, act
     self.num_episodes, self.max_steps = num_episodes, max_steps
     self.rounds = -(-num_episodes // env.num_envs)

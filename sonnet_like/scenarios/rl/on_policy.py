@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like import envs as envs_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
@@ -128,10 +129,10 @@ class OnPolicy(engine.Scenario):
                rollout_length: int, eval_episodes: int = 100,
                log_std_init: float = 0.0, log_every: int = 10, **kwargs):
     owner = type(self).__name__
-    engine._check_positive(owner, "num_env_steps", num_env_steps, False)  # pylint: disable=protected-access
-    engine._check_positive(owner, "num_envs", num_envs, False)  # pylint: disable=protected-access
-    engine._check_positive(owner, "rollout_length", rollout_length, False)  # pylint: disable=protected-access
-    engine._check_positive(owner, "eval_episodes", eval_episodes, False)  # pylint: disable=protected-access
+    arguments.check_positive_int(owner, "num_env_steps", num_env_steps)
+    arguments.check_positive_int(owner, "num_envs", num_envs)
+    arguments.check_positive_int(owner, "rollout_length", rollout_length)
+    arguments.check_positive_int(owner, "eval_episodes", eval_episodes)
     if isinstance(log_std_init, bool) or not isinstance(
         log_std_init, (int, float)) or not math.isfinite(log_std_init):
       raise ValueError(f"{owner}: log_std_init must be a finite number, got "

@@ -17,7 +17,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from sonnet_like.scenarios import engine
+from sonnet_like.core import arguments
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import returns
@@ -41,8 +41,7 @@ class PPO(on_policy.OnPolicy):
   of the greedy policy over `eval_episodes` episodes.
 
       >>> import sonnet_like as snt, keras
-      >>> from tests import rl_toys
-      >>> env, eval_env = rl_toys.Guess(8), rl_toys.Guess(8, seed=1)
+      >>> env, eval_env = snt.envs.Guess(8), snt.envs.Guess(8, seed=1)
       >>> ppo = snt.scenarios.PPO(num_env_steps=4_000, num_envs=8,
       ...                         rollout_length=25, num_epochs=2,
       ...                         num_minibatches=2, progress=False)
@@ -86,8 +85,8 @@ class PPO(on_policy.OnPolicy):
     super().__init__(num_env_steps, num_envs=num_envs,
                      rollout_length=rollout_length, eval_every=eval_every,
                      eval_episodes=eval_episodes, **kwargs)
-    engine._check_positive("PPO", "num_epochs", num_epochs, False)  # pylint: disable=protected-access
-    engine._check_positive("PPO", "num_minibatches", num_minibatches, False)  # pylint: disable=protected-access
+    arguments.check_positive_int("PPO", "num_epochs", num_epochs)
+    arguments.check_positive_int("PPO", "num_minibatches", num_minibatches)
     if num_minibatches > num_envs * rollout_length:
       raise ValueError(f"PPO: num_minibatches must be at most num_envs * "
                        f"rollout_length = {num_envs * rollout_length}, got "

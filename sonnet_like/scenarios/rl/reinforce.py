@@ -37,14 +37,13 @@ class REINFORCE(on_policy.OnPolicy):
   "return_std", "length" of the greedy policy over `eval_episodes` episodes.
 
       >>> import sonnet_like as snt, keras
-      >>> from tests import rl_toys
       >>> reinforce = snt.scenarios.REINFORCE(
       ...     num_env_steps=6_000, num_envs=8, rollout_length=25,
       ...     progress=False)
       >>> history = reinforce(snt.Linear(2, name="policy"),
       ...                     snt.Linear(1, name="baseline"),
-      ...                     keras.optimizers.Adam(0.05), rl_toys.Guess(8),
-      ...                     eval_env=rl_toys.Guess(8, seed=1))
+      ...                     keras.optimizers.Adam(0.05), snt.envs.Guess(8),
+      ...                     eval_env=snt.envs.Guess(8, seed=1))
       >>> history.eval["return"][-1] > 4.5   # random: 2.5, best: 5
       True
 

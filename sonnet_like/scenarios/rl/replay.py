@@ -6,7 +6,7 @@ same transitions and, from the same generator state, samples the same
 batches) and `add`/`sample` can run inside a compiled step.
 
     >>> import tensorflow as tf
-    >>> from sonnet_like.scenarios.rl import replay
+from sonnet_like.scenarios.rl import replay
     >>> buffer = replay.ReplayBuffer(
     ...     8, tf.TensorSpec([2], tf.float32), tf.TensorSpec([], tf.int32))
     >>> buffer.add(replay.Transition(
@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 SHAPE_ERROR = (
     "ReplayBuffer: {field} must have shape [num_envs, {shape}] ({dtype}), got "
     "shape {got_shape} ({got_dtype}). Pass one transition per environment, "
@@ -74,10 +75,7 @@ class ReplayBuffer(tf.Module):
   def __init__(self, capacity: int, observation_spec: tf.TensorSpec,
                action_spec: tf.TensorSpec, name: str = "replay_buffer"):
     super().__init__(name=name)
-    if isinstance(capacity, bool) or not isinstance(capacity, int) or (
-        capacity < 1):
-      raise ValueError(f"ReplayBuffer: capacity must be a positive int, got "
-                       f"{capacity!r}.")
+    arguments.check_positive_int("ReplayBuffer", "capacity", capacity)
     self.capacity = capacity
     self.observation_spec = _check_spec("observation_spec", observation_spec)
     self.action_spec = _check_spec("action_spec", action_spec)
@@ -146,10 +144,7 @@ class ReplayBuffer(tf.Module):
       empty buffer is an error (eagerly) or returns zeros (traced; callers
       check `size` first).
     """
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or (
-        batch_size < 1):
-      raise ValueError(f"ReplayBuffer: batch_size must be a positive int, got "
-                       f"{batch_size!r}.")
+    arguments.check_positive_int("ReplayBuffer", "batch_size", batch_size)
     if tf.executing_eagerly() and int(self.size) == 0:
       raise ValueError("ReplayBuffer: sample called on an empty buffer; add "
                        "transitions first.")

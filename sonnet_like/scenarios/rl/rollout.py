@@ -7,10 +7,9 @@ The result is time-major, `[T, num_envs, ...]`. With an in-graph
 environment the loop is pure TensorFlow (XLA-compilable); a gymnasium one is
 stepped through `tf.numpy_function` from the same loop.
 
-    >>> import tensorflow as tf
+    >>> import tensorflow as tf, sonnet_like as snt
     >>> from sonnet_like.scenarios.rl import episodes, policies
-    >>> from tests import rl_toys
-    >>> env = rl_toys.Guess(num_envs=2)
+    >>> env = snt.envs.Guess(num_envs=2)
     >>> _ = env.reset(seed=0)
     >>> policy = policies.Policy("PPO", env.action_space)
     >>> actor = lambda obs: 20 * tf.concat([-obs, obs], axis=1)  # right

@@ -5,7 +5,7 @@ step counter is restored) continues it exactly; it holds no state of its own.
 It accepts a Python number or a tensor (traced inside the compiled step) and
 returns a float32 tensor.
 
-    >>> from sonnet_like.scenarios.rl import schedules
+from sonnet_like.scenarios.rl import schedules
     >>> epsilon = schedules.LinearSchedule(1.0, 0.1, steps=100)
     >>> [round(float(epsilon(t)), 3) for t in (0, 50, 100, 1_000)]
     [1.0, 0.55, 0.1, 0.1]
@@ -16,6 +16,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 
 def _check_number(owner: str, name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, (int, float)) or (
@@ -26,8 +27,7 @@ def _check_number(owner: str, name: str, value: Any) -> float:
 
 
 def _check_steps(owner: str, value: Any) -> int:
-  if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-    raise ValueError(f"{owner}: steps must be a positive int, got {value!r}.")
+  arguments.check_positive_int(owner, "steps", value)
   return value
 
 

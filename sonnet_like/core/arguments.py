@@ -1,0 +1,56 @@
+"""Checks of constructor and call arguments, with one wording per rule.
+
+    >>> check_positive_int("Supervised", "batch_size", 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: Supervised: batch_size must be a positive int, got 0.
+    >>> check_keywords("Supervised", {"eval_evry": 5}, ["eval_every", "seed"])
+    Traceback (most recent call last):
+    ...
+    TypeError: Supervised: got an unexpected keyword argument 'eval_evry'; did you mean 'eval_every'?
+"""
+
+import difflib
+import inspect
+import numbers
+from typing import Any, Iterable
+
+
+def check_positive_int(owner: str, argument: str, value: Any,
+                       optional: bool = False) -> None:
+  """Raises unless `value` is an int >= 1 (or None when `optional`)."""
+  if value is None and optional:
+    return
+  if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or
+      value < 1):
+    raise ValueError(f"{owner}: {argument} must be a positive int"
+                     f"{' or None' if optional else ''}, got {value!r}.")
+
+
+def check_keywords(owner: str, given: Iterable[str],
+                   accepted: Iterable[str]) -> None:
+  """Raises a TypeError naming `owner` and the closest accepted name."""
+  accepted = list(dict.fromkeys(accepted))
+  for name in given:
+    if name not in accepted:
+      close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)
+      hint = (f"; did you mean {close[0]!r}?" if close else
+              f". It takes: {', '.join(sorted(accepted))}.")
+      raise TypeError(f"{owner}: got an unexpected keyword argument "
+                      f"{name!r}{hint}")
+
+
+def keyword_names(cls: type) -> list[str]:
+  """The keyword arguments `cls(...)` accepts, following `**kwargs` that are
+  passed on to base classes' `__init__` (as scenarios do)."""
+  names: list[str] = []
+  for klass in cls.__mro__:
+    if "__init__" not in vars(klass) or klass is object:
+      continue
+    parameters = inspect.signature(vars(klass)["__init__"]).parameters
+    names += [p.name for p in parameters.values()
+              if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                  p.KEYWORD_ONLY)]
+    if not any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+      break
+  return names
