@@ -69,7 +69,7 @@ class TensorVariable(tf.Variable):
       >>> v
       TensorVariable(shape=[], dtype=float32, name='v:0')
       >>> _ = v.assign_add(2.0)
-      >>> v.tensor_value.numpy(), v.initial_tensor_value.numpy()
+      >>> float(v.tensor_value), float(v.initial_tensor_value)
       (3.0, 1.0)
   """
 
@@ -204,8 +204,10 @@ class TensorVariable(tf.Variable):
   load = to_proto = count_up_to = eval = _unsupported
 
   def __repr__(self) -> str:
-    return (f"TensorVariable(shape={self._tv_shape.as_list() if self._tv_shape.rank is not None else None}, "
-            f"dtype={self._tv_dtype.name}, name={self._tv_name!r})")
+    shape = (self._tv_shape.as_list() if self._tv_shape.rank is not None
+             else None)
+    return (f"TensorVariable(shape={shape}, dtype={self._tv_dtype.name}, "
+            f"name={self._tv_name!r})")
 
   __str__ = __repr__
 
