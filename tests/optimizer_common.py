@@ -335,7 +335,7 @@ def test_different_lengths(case):
 
 
 def test_empty_parameters(case):
-  with pytest.raises(ValueError, match="parameters must not be empty"):
+  with pytest.raises(ValueError, match="`parameters` cannot be empty"):
     case.make().apply([], [])
 
 

@@ -61,7 +61,7 @@ def test_stateless_layer_norm_allows_empty_variables():
 
 
 def test_layer_norm_with_parameters_refuses_empty_variables_before_build():
-  with pytest.raises(ValueError, match="has no variables yet"):
+  with pytest.raises(ValueError, match="does not currently contain any variables"):
     snt.LayerNorm(-1, True, False).variables  # pylint: disable=W0104
 
 
@@ -103,11 +103,18 @@ def test_unknown_batch_in_tf_function():
 # Errors.
 
 
-@pytest.mark.parametrize("axis", ["1", 1.5, [1, "2"], None, True])
+@pytest.mark.parametrize("axis", ["1", 1.5, [1, "2"], None])
 def test_bad_axis(axis):
   with pytest.raises(ValueError, match="LayerNorm: axis must be an int, a "
                      "slice or a sequence of ints"):
     snt.LayerNorm(axis, True, True)
+
+
+def test_bool_axis_is_an_int_like_in_sonnet():
+  x = tf.reshape(tf.range(24.), [2, 3, 4])
+  by_bool = snt.LayerNorm(True, True, True, name="ln_bool")(x)
+  by_int = snt.LayerNorm(1, True, True, name="ln_int")(x)
+  np.testing.assert_allclose(by_bool, by_int)
 
 
 def test_axis_out_of_range():

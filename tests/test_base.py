@@ -86,10 +86,10 @@ def test_repr_shows_constructor_arguments_that_differ_from_defaults():
 
 def test_empty_variables_error_says_how_to_fix():
   linear = snt.Linear(3)
-  with pytest.raises(ValueError, match="has no variables yet") as info:
+  with pytest.raises(ValueError, match="does not currently contain any variables") as info:
     _ = linear.variables
   assert "module(example_input)" in str(info.value)
-  with pytest.raises(ValueError, match="has no trainable_variables yet"):
+  with pytest.raises(ValueError, match="does not currently contain any trainable_variables"):
     _ = linear.trainable_variables
 
 
@@ -132,7 +132,7 @@ def test_method_called_before_super_init_is_reported():
 
 
 def test_invalid_name_rejected():
-  with pytest.raises(ValueError, match="valid Python identifier, got 'a b'"):
+  with pytest.raises(ValueError, match="'a b' is not a valid module name"):
     snt.Linear(2, name="a b")
 
 

@@ -170,3 +170,53 @@ def test_metric_is_abstract():
       pass
 
   assert Last()(3) == 3
+
+
+def test_metric_without_value_can_be_created_like_sonnet():
+  # Sonnet 2 allows it (BaseBatchNorm's custom metrics define only
+  # initialize, update and reset); `value` is then None.
+
+  class Accumulate(snt.Metric):
+
+    def initialize(self, value):
+      pass
+
+    def update(self, value):
+      self.seen = value
+
+    def reset(self):
+      pass
+
+  metric = Accumulate()
+  assert metric(3) is None and metric.seen == 3
+
+  class MissingReset(snt.Metric):
+
+    def initialize(self, value):
+      pass
+
+    def update(self, value):
+      pass
+
+  with pytest.raises(TypeError):
+    MissingReset()  # pylint: disable=abstract-class-instantiated
+
+
+def test_metric_abstractness_matches_sonnet():
+  sonnet = pytest.importorskip("sonnet")
+  for lib in (snt, sonnet):
+
+    class NoValue(lib.Metric):
+
+      def initialize(self, value):
+        pass
+
+      def update(self, value):
+        pass
+
+      def reset(self):
+        pass
+
+    assert NoValue().value is None
+    with pytest.raises(TypeError):
+      lib.Metric()  # pylint: disable=abstract-class-instantiated

@@ -48,7 +48,7 @@ def test_stateless_layers_allow_empty_variables():
 
 def test_unbuilt_stateful_layer_keeps_the_helpful_error():
   seq = snt.Sequential([snt.Linear(3), tf.nn.relu])
-  with pytest.raises(ValueError, match="has no variables yet"):
+  with pytest.raises(ValueError, match="does not currently contain any variables"):
     seq.variables  # pylint: disable=pointless-statement
 
 

@@ -120,7 +120,7 @@ def test_dynamic_unknown_number_of_steps(lstm):
     rc.assert_close(f(x), _loop(lstm, x, lstm.initial_state(2)), rtol=1e-5,
                     atol=1e-6)
   with pytest.raises(tf.errors.InvalidArgumentError,
-                     match="at least one time step"):
+                     match="at least a single time step"):
     f(tf.zeros([0, 2, 3]))
 
 
@@ -149,7 +149,7 @@ def test_static_needs_known_number_of_steps(lstm):
 @pytest.mark.parametrize("unroll", [snt.static_unroll, snt.dynamic_unroll])
 def test_zero_time_steps(lstm, unroll):
   with pytest.raises(ValueError, match=f"{unroll.__name__}: input_sequence "
-                     "must have at least one time step, got 0"):
+                     "must have at least a single time step, got 0"):
     unroll(lstm, tf.zeros([0, 2, 3]), lstm.initial_state(2))
 
 
@@ -157,8 +157,8 @@ def test_zero_time_steps(lstm, unroll):
 def test_inconsistent_time_steps(unroll):
   core = snt.VanillaRNN(2)
   x = (tf.zeros([3, 2, 1]), tf.zeros([4, 2, 1]))
-  with pytest.raises(ValueError, match=r"same number of time steps \(axis "
-                     r"0\), got input_sequence\[0\]: 3, input_sequence\[1\]: "
+  with pytest.raises(ValueError, match=r"tensors must have consistent number "
+                     r"of time steps \(axis 0\), got input_sequence\[0\]: 3, input_sequence\[1\]: "
                      "4"):
     unroll(lambda x, s: core(tf.concat(x, -1), s), x, core.initial_state(2))
 

@@ -95,7 +95,7 @@ def test_bad_input():
                      "initial_state.hidden with batch size 3"):
     lstm(tf.zeros([5, 2, 3]), lstm.initial_state(3))
   with pytest.raises(ValueError, match="dynamic_unroll: input_sequence must "
-                     "have at least one time step"):
+                     "have at least a single time step"):
     lstm(tf.zeros([0, 2, 3]), lstm.initial_state(2))
   with pytest.raises(ValueError, match="built for input size 3, got 6"):
     lstm(tf.zeros([5, 2, 6]), lstm.initial_state(2))

@@ -18,7 +18,7 @@ _NO_NAME_SCOPE = "_sonnet_like_no_name_scope"
 _ALLOW_EMPTY = "_sonnet_like_allow_empty_variables"
 
 NO_VARIABLES_ERROR = """\
-{module!r} has no {property} yet.
+{module!r} does not currently contain any {property}.
 
 Most modules create their variables the first time they are called, so asking
 for them before that usually means the module has not been built. Call it with
@@ -185,8 +185,8 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
       name = _camel_to_snake(type(self).__name__)
     elif not isinstance(name, str) or not name.isidentifier():
       raise ValueError(
-          f"{type(self).__name__}: name must be a valid Python identifier, "
-          f"got {name!r}.")
+          f"{type(self).__name__}: {name!r} is not a valid module name. "
+          "Module names must be valid Python identifiers.")
     parent = tf.get_current_name_scope()
     unique = names.reserve(parent, name)
     super().__init__(name=unique)

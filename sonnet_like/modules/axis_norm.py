@@ -50,7 +50,9 @@ def resolve_axes(module: Any, axis: Axis, rank: int) -> tuple[int, ...]:
 
 
 def _is_int(value: Any) -> bool:
-  return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+  # Python bools are ints, and Sonnet 2 takes them as axes 0 and 1: code that
+  # passes `GroupNorm(groups, True, True)` (axis=True) runs there and here.
+  return isinstance(value, numbers.Integral)
 
 
 class AxisNormBase(base.Module):

@@ -17,7 +17,21 @@ NOT_UPDATED_ERROR = (
 
 @base.allow_empty_variables  # No state before the first update.
 class Metric(base.Module, metaclass=abc.ABCMeta):
-  """Base class of metrics: `update`, `value`, `reset` and `__call__`."""
+  """Base class of metrics: `update`, `value`, `reset` and `__call__`.
+
+  Subclasses define `initialize`, `update` and `reset`, and usually `value`:
+
+      >>> import sonnet_like as snt, tensorflow as tf
+      >>> class Last(snt.Metric):
+      ...   def initialize(self, value):
+      ...     pass
+      ...   def update(self, value):
+      ...     self.last = value
+      ...   def reset(self):
+      ...     self.last = None
+      >>> Last(name="last")(tf.constant(2.0)) is None  # No `value` defined.
+      True
+  """
 
   @abc.abstractmethod
   def initialize(self, value: tf.Tensor) -> None:
@@ -28,9 +42,15 @@ class Metric(base.Module, metaclass=abc.ABCMeta):
     """Accumulates `value`."""
 
   @property
-  @abc.abstractmethod
-  def value(self) -> tf.Tensor:
-    """The current value of the metric."""
+  def value(self) -> tf.Tensor | None:
+    """The current value of the metric.
+
+    Subclasses that report a value override this. It is not abstract (as in
+    Sonnet 2): a metric that only accumulates, such as the custom mean and
+    variance metrics `BaseBatchNorm` takes, defines `initialize`, `update`
+    and `reset`; its `value` is None.
+    """
+    return None
 
   @abc.abstractmethod
   def reset(self) -> None:

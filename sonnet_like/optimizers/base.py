@@ -82,7 +82,7 @@ class Optimizer(base.Module):
     who = checks.describe(self)
     updates, parameters = list(updates), list(parameters)
     if not parameters:
-      raise ValueError(f"{who}: parameters must not be empty.")
+      raise ValueError(f"{who}: `parameters` cannot be empty.")
     if len(updates) != len(parameters):
       raise ValueError(
           f"{who}: got {len(updates)} updates for {len(parameters)} "

@@ -48,22 +48,23 @@ def _check_sequence(owner: str, input_sequence: Any
            if x.shape[0] is not None}
   if len(set(known.values())) > 1:
     shown = ", ".join(f"{p}: {n}" for p, n in known.items())
-    raise ValueError(f"{owner}: all tensors of input_sequence must have the "
-                     f"same number of time steps (axis 0), got {shown}.")
+    raise ValueError(f"{owner}: input_sequence tensors must have consistent "
+                     f"number of time steps (axis 0), got {shown}.")
   if 0 in known.values():
-    raise ValueError(f"{owner}: input_sequence must have at least one time "
-                     "step, got 0 (axis 0).")
+    raise ValueError(f"{owner}: input_sequence must have at least a single "
+                     "time step, got 0 (axis 0).")
   if len(known) == len(tensors):
     num_steps = int(tensors[0].shape[0])
     return tensors, num_steps, num_steps
   num_steps = tf.shape(tensors[0])[0]
   asserts = [tf.debugging.assert_positive(
-      num_steps, message=f"{owner}: input_sequence must have at least one "
-      "time step, got 0 (axis 0).")]
+      num_steps, message=f"{owner}: input_sequence must have at least a "
+      "single time step, got 0 (axis 0).")]
   for path, x in zip(paths[1:], tensors[1:]):
     asserts.append(tf.debugging.assert_equal(
         tf.shape(x)[0], num_steps,
-        message=f"{owner}: {path} has a different number of time steps "
+        message=f"{owner}: input_sequence tensors must have consistent "
+        f"number of time steps: {path} has a different number of time steps "
         f"(axis 0) from {paths[0]}."))
   with tf.control_dependencies(asserts):
     num_steps = tf.identity(num_steps)
