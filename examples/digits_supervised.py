@@ -30,12 +30,13 @@ class ShiftedDigits(snt.scenarios.Supervised):
   a resumed run draws the same shifts as an uninterrupted one.
   """
 
-  def train_step(self, inputs, targets):
+  def train_step(self, data):
+    inputs, targets = data
     padded = tf.pad(inputs, [[0, 0], [1, 1], [1, 1], [0, 0]])
     offset = self.rng.uniform([2], 0, 3, dtype=tf.int32)
     size = tf.shape(inputs)
     shifted = tf.slice(padded, [0, offset[0], offset[1], 0], size)
-    return super().train_step(shifted, targets)
+    return super().train_step((shifted, targets))
 
 
 def conv_net() -> snt.Module:

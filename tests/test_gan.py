@@ -212,7 +212,8 @@ def test_constructor_errors_name_gan(kwargs, message):
 def test_wrong_data_is_refused_before_training():
   generator, discriminator = _nets()
   gan = snt.scenarios.GAN(num_steps=1, batch_size=8, progress=False)
-  with pytest.raises(TypeError, match="GAN: data must be a tf.data.Dataset"):
+  with pytest.raises(TypeError, match="GAN: data must be batches of real "
+                     "examples, one tensor each"):
     gan(generator, discriminator, *_adams(), (_two_modes(32), np.zeros(32)))
   assert gan.step == 0
 

@@ -32,9 +32,10 @@ SCRIPT_PREAMBLE = textwrap.dedent("""
 _SCRIPT = SCRIPT_PREAMBLE + textwrap.dedent("""
     class Noisy(snt.scenarios.Supervised):
       # A subclassed step that also draws from the checkpointed generator.
-      def train_step(self, inputs, targets):
+      def train_step(self, data):
+        inputs, targets = data
         noise = self.rng.normal(tf.shape(inputs), stddev=0.1)
-        return super().train_step(inputs + noise, targets)
+        return super().train_step((inputs + noise, targets))
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(100, 6)).astype(np.float32)

@@ -125,3 +125,45 @@ class Environment(tf.Module):
     """Steps every environment with `action` (`[num_envs, ...]`)."""
     raise NotImplementedError(
         f"{type(self).__name__} must implement step(action).")
+
+
+SHAPE_ERROR = (
+    "{env}: {method} returned {field} of shape {got}; expected {expected} "
+    "([num_envs{rest}] with num_envs={n}).")
+
+
+def _describe_env(env: Environment) -> str:
+  return f"{type(env).__name__} environment {env.name!r}"
+
+
+def checked(env: Environment, value: tf.Tensor, field: str,
+            method: str = "step()") -> tf.Tensor:
+  """`value` with the shape `env` promises for `field`, or a clear error.
+
+  `field` is "observation", "final_observation", "reward", "terminated" or
+  "truncated". A shape known when tracing is checked then (a `ValueError`
+  naming the environment); one known only when the graph runs is asserted
+  there with the same message.
+  """
+  value = tf.convert_to_tensor(value)
+  observation = field in ("observation", "final_observation")
+  rest = env.observation_spec.shape.as_list() if observation else []
+  expected = [env.num_envs] + rest
+  message = SHAPE_ERROR.format(
+      env=_describe_env(env), method=method, field=field,
+      got=value.shape.as_list() if value.shape.rank is not None else "?",
+      expected=expected, n=env.num_envs,
+      rest=(", *observation_spec.shape" if observation else ""))
+  if not value.shape.is_compatible_with(expected):
+    raise ValueError(message)
+  if value.shape.is_fully_defined():
+    return value
+  with tf.control_dependencies([tf.debugging.assert_equal(
+      tf.shape(value), tf.constant(expected, tf.int32), message=message)]):
+    return tf.identity(value)
+
+
+def checked_timestep(env: Environment, timestep: TimeStep) -> TimeStep:
+  """Every field of `env.step`'s result checked with `checked`."""
+  return TimeStep(*(checked(env, value, field)
+                    for field, value in zip(TimeStep._fields, timestep)))

@@ -204,8 +204,8 @@ class GAN(engine.Scenario):
                         f"-> dict, got {evaluator!r}.")
     self.generator, self.discriminator = generator, discriminator
     self.g_optimizer, self.d_optimizer = g_optimizer, d_optimizer
-    self._dataset = gan_data.real_dataset(data, self.batch_size, self.seed,
-                                 self.shuffle)
+    self.feed(data, batch_size=self.batch_size, shuffle=self.shuffle,
+              argument="data", check=gan_data.check_element)
     self.evaluators = evaluators
     return self.run()
 
@@ -216,14 +216,13 @@ class GAN(engine.Scenario):
 
   def trackables(self):
     named = dict(self.models(), g_optimizer=self.g_optimizer,
-                 d_optimizer=self.d_optimizer, data=self._iterator)
+                 d_optimizer=self.d_optimizer)
     if self._ema is not None:
       named["generator_ema"] = self._ema
     return named
 
   def build(self):
-    self._iterator = iter(self._dataset)
-    real_shape = self._dataset.element_spec.shape[1:]
+    real_shape = self.element_spec.shape[1:]
     z = self._sampler(tf.random.Generator.from_seed(0), 2 * self.pack)
     fake = calling.call_model(self.generator, z, False)
     if not real_shape.is_compatible_with(fake.shape[1:]):

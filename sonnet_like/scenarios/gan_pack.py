@@ -9,7 +9,7 @@ pack; `unpack` repeats it for each member, so per-example losses summed and
 divided by the global batch size are the mean loss per pack.
 
     >>> import numpy as np
-from sonnet_like.scenarios import gan_pack
+    >>> from sonnet_like.scenarios import gan_pack
     >>> gan_pack.pack(np.arange(8.0).reshape(4, 2), 2).numpy().tolist()
     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
 

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like import envs
+from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
@@ -332,9 +333,10 @@ class DQN(engine.Scenario):
     env = self.env
     step = self._step_var + 1  # This step's number, 1-based.
     epsilon = self.epsilon(self._step_var)
-    observation = env.observation()
+    observation = envs_base.checked(env, env.observation(), "observation",
+                                    "observation()")
     action = self.act(observation, epsilon)
-    timestep = env.step(action)
+    timestep = envs_base.checked_timestep(env, env.step(action))
     self.stats.update(timestep)
     self.buffer.add(replay.Transition(
         observation=observation, action=action,

@@ -111,7 +111,8 @@ class EpisodeRunner:
                             tf.reduce_any(played < rounds))
 
     def body(t, played, returns, lengths, table_r, table_l):
-      timestep = env.step(self.act(env.observation()))
+      action = self.act(env.observation())
+      timestep = base.checked_timestep(env, env.step(action))
       returns = returns + tf.cast(timestep.reward, tf.float32)
       lengths = lengths + 1
       record = tf.logical_and(timestep.done, played < rounds)

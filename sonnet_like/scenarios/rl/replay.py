@@ -6,7 +6,7 @@ same transitions and, from the same generator state, samples the same
 batches) and `add`/`sample` can run inside a compiled step.
 
     >>> import tensorflow as tf
-from sonnet_like.scenarios.rl import replay
+    >>> from sonnet_like.scenarios.rl import replay
     >>> buffer = replay.ReplayBuffer(
     ...     8, tf.TensorSpec([2], tf.float32), tf.TensorSpec([], tf.int32))
     >>> buffer.add(replay.Transition(
@@ -25,6 +25,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+
 SHAPE_ERROR = (
     "ReplayBuffer: {field} must have shape [num_envs, {shape}] ({dtype}), got "
     "shape {got_shape} ({got_dtype}). Pass one transition per environment, "

@@ -91,7 +91,7 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     outputs = actor(observation)
     action = policy.sample(outputs, rng)
     log_prob = policy.distribution(outputs).log_prob(action)
-    timestep = env.step(policy.to_env(action))
+    timestep = base.checked_timestep(env, env.step(policy.to_env(action)))
     stats.update(timestep)
     values = (observation, action, log_prob,
               tf.cast(timestep.reward, tf.float32), timestep.terminated,
@@ -102,8 +102,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
         tf.cast(timestep.observation, spec.dtype), observation.shape)
     return t + 1, next_observation, arrays
 
-  first = tf.ensure_shape(tf.cast(env.observation(), spec.dtype),
-                          [n] + spec.shape.as_list())
+  first = tf.cast(base.checked(env, env.observation(), "observation",
+                              "observation()"), spec.dtype)
   _, last, arrays = tf.while_loop(
       lambda t, *_: t < length, body, (tf.constant(0), first, arrays),
       maximum_iterations=length)

@@ -5,7 +5,7 @@ step counter is restored) continues it exactly; it holds no state of its own.
 It accepts a Python number or a tensor (traced inside the compiled step) and
 returns a float32 tensor.
 
-from sonnet_like.scenarios.rl import schedules
+    >>> from sonnet_like.scenarios.rl import schedules
     >>> epsilon = schedules.LinearSchedule(1.0, 0.1, steps=100)
     >>> [round(float(epsilon(t)), 3) for t in (0, 50, 100, 1_000)]
     [1.0, 0.55, 0.1, 0.1]
@@ -17,6 +17,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+
 
 def _check_number(owner: str, name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, (int, float)) or (
