@@ -77,6 +77,8 @@ from sonnet_like.core import mixed_precision
 from sonnet_like.core.custom_getter import custom_variable_getter
 # --- distribute ---
 from sonnet_like import distribute
+# --- export ---
+from sonnet_like import export
 # --- scenarios ---
 from sonnet_like import envs
 from sonnet_like import scenarios
@@ -157,6 +159,8 @@ __all__ = [
     "split_leading_dim",
     # --- distribute ---
     "distribute",
+    # --- export ---
+    "export",
     # --- scenarios ---
     "envs",
     "scenarios",
