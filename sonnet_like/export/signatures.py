@@ -59,9 +59,10 @@ DUPLICATE_NAME_ERROR = (
     "'_' and other characters are replaced by '_'.")
 
 UNTRACKED_ERROR = (
-    "{owner}: TensorFlow could not save a resource the signatures use "
-    "({error}). Variables are found by themselves; a lookup table or another "
-    "resource must be held by a module passed as trackables=[...].")
+    "{owner}: the signatures use a resource that is not a variable (a lookup "
+    "table, ...) and that nothing saved holds; pass it, or a module holding "
+    "it, as trackables=[...] (variables are found by themselves). "
+    "TensorFlow said: {error}")
 
 NOT_AN_EXPORT_ERROR = (
     "{owner}: {directory} exists and is not a SavedModel folder (it has no "

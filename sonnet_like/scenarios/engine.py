@@ -30,7 +30,9 @@ them lazily inside it, and scale losses by the global batch size.
 
 import collections.abc
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any, Iterable
 
 import tensorflow as tf
@@ -56,6 +58,11 @@ NONFINITE_ERROR = (
 DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
     "steps{reason}). Delete that folder or raise num_steps to train more.")
+
+NO_EXPORT_ERROR = (
+    "{owner}: export_dir is set but {owner} defines no export(directory). "
+    "Override export(self, directory) (e.g. with snt.export.save_module) or "
+    "drop export_dir.")
 
 RESUME_MESSAGE = (
     "\n{owner}: caught {signal} at step {step}; {saved}. Run the same command "
@@ -112,6 +119,10 @@ class Scenario:
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
     catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C.
+    export_dir: Write a SavedModel for serving here (`self.export`) when a
+      run ends without a signal or error, after early stopping restored the
+      best weights (also when a restart finds the run done and no export
+      there). An earlier export in that folder is replaced.
   """
 
   def __init__(self, num_steps: int, *, steps_per_call: int = 1,
@@ -122,7 +133,8 @@ class Scenario:
                on_nonfinite: str = "raise", clip_norm: float | None = None,
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
-               catch_signals: bool = True):
+               catch_signals: bool = True,
+               export_dir: str | os.PathLike | None = None):
     owner = type(self).__name__
     _check_positive(owner, "num_steps", num_steps, optional=False)
     _check_positive(owner, "steps_per_call", steps_per_call, optional=False)
@@ -156,6 +168,9 @@ class Scenario:
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
     self.catch_signals = catch_signals
+    self.export_dir = None if export_dir is None else os.fspath(export_dir)
+    if export_dir is not None and type(self).export is Scenario.export:
+      raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
@@ -351,6 +366,7 @@ class Scenario:
                 owner=owner, save_dir=self.save_dir, step=self.step,
                 num_steps=self.num_steps,
                 reason=f"; {reason}" if reason.startswith("early") else ""))
+            self._export_at_end(missing_only=True)
             return self.history
           self._say(f"{owner}: resuming from {restored} at step {self.step}.")
         self.history.stop_reason = ""
@@ -381,7 +397,36 @@ class Scenario:
           self._save(checkpointer, self.step)
         elif self.is_chief:
           self.history.save(self.save_dir)
+    self._export_at_end()
     return self.history
+
+  def export(self, directory: str) -> str:
+    """Writes the trained model(s) as a SavedModel for serving; the path.
+
+    Called at the end of a run when `export_dir` is set; scenarios override
+    it (Supervised: the model; GAN: the generator as a sampler; RL: the
+    policy) with `snt.export`.
+    """
+    raise NotImplementedError(NO_EXPORT_ERROR.format(owner=type(self).__name__))
+
+  def _export_at_end(self, missing_only: bool = False) -> None:
+    """`self.export(export_dir)` on the chief, into scratch elsewhere.
+
+    Every worker exports, since reading distributed variables to save them
+    may involve collectives; only the chief writes `export_dir`.
+    """
+    if self.export_dir is None or (missing_only and os.path.exists(
+        os.path.join(self.export_dir, "saved_model.pb"))):
+      return
+    if self.is_chief:
+      path = self.export(self.export_dir)
+      self._say(f"{type(self).__name__}: exported to {path}.")
+      return
+    scratch = tempfile.mkdtemp(prefix="export-scratch-")
+    try:
+      self.export(os.path.join(scratch, "export"))
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
 
   def _loop(self, hooks, checkpointer, caught) -> None:
     owner = type(self).__name__

@@ -11,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like import export as export_lib
 from sonnet_like.modules import metrics as metrics_lib
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
@@ -263,3 +264,24 @@ class Supervised(engine.Scenario):
         batch = batch[0]
       outputs.append(forward(batch).numpy())
     return np.concatenate(outputs)
+
+  # ---- Export (end of run with export_dir=...). ----
+
+  def export(self, directory: str) -> str:
+    """Writes the model for serving (`snt.export.save_module`); the path.
+
+    Its inputs are the training data's inputs, by name ("inputs" for one
+    tensor, a dict's keys), at any batch size; its outputs are "outputs"
+    and, for a classifier (integer targets, outputs `[batch, classes]`),
+    "probabilities" (softmax of the outputs, taken as logits) and
+    "classes" (their arg-max).
+    """
+    inputs, targets = self._train_dataset.element_spec
+    example = tf.nest.map_structure(
+        lambda s: tf.zeros([1] + s.shape.as_list()[1:], s.dtype), inputs)
+    outputs = call_model(self.model, example, False)
+    classifier = (isinstance(outputs, tf.Tensor) and
+                  isinstance(targets, tf.TensorSpec) and
+                  _is_classification(outputs, targets))
+    return export_lib.save_module(self.model, directory, inputs,
+                                  classifier=classifier)
