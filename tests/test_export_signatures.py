@@ -62,7 +62,8 @@ def test_other_resources_need_trackables(tmp_path):
   signatures = {"serving_default": snt.export.Signature(
       table.lookup, tf.TensorSpec([None], tf.string))}
   with pytest.raises(ValueError, match=r"export.save: the signatures use a "
-                     r"resource that is not a variable .*trackables=\[\.\.\.\]"):
+                     r"resource that is not a variable .*"
+                     r"trackables=\[\.\.\.\]"):
     snt.export.save(tmp_path / "m", signatures)
   path = snt.export.save(tmp_path / "m", signatures, trackables=[table])
   served = tf.saved_model.load(path).signatures["serving_default"]

@@ -256,7 +256,8 @@ def save(directory: str | os.PathLike, signatures: Mapping[str, Signature],
   except (AssertionError, ValueError) as error:
     if "untracked" not in str(error).lower():
       raise
-    raise ValueError(UNTRACKED_ERROR.format(owner=owner, error=error)) from error
+    raise ValueError(UNTRACKED_ERROR.format(owner=owner,
+                                            error=error)) from error
   return directory
 
 

@@ -370,7 +370,7 @@ class GAN(engine.Scenario):
     (`num_samples`, `seed` -> `samples`, the same as `sample(num_samples,
     seed)`). Returns the path.
     """
-    custom = self._sampler != self._normal  # pylint: disable=comparison-with-callable
+    custom = self._sampler != self._normal  # Bound methods: equal if same.
     latents = self._sampler(tf.random.Generator.from_seed(0), 1)
     with self.ema_weights():
       return export_lib.save_sampler(
