@@ -7,6 +7,11 @@ Shows a progress bar, evaluates on the held-out test set, keeps checkpoints
 and TensorBoard logs under runs/digits (`tensorboard --logdir runs/digits/logs`)
 and draws the learning curves to runs/digits/learning_curves.png. Stop it with
 Ctrl-C at any time and run the same command to carry on from the last step.
+At the end it exports the model for serving to runs/digits/export, a
+SavedModel that plain TensorFlow loads (no sonnet_like needed):
+`tf.saved_model.load("runs/digits/export").signatures["serving_default"]`
+takes `inputs` (images `[batch, 8, 8, 1]` in [0, 1]) and returns `outputs`
+(logits), `probabilities` and `classes`.
 """
 
 import argparse
@@ -83,7 +88,11 @@ def main(argv=None) -> float:
   parser.add_argument("--save_every", type=int, default=500)
   parser.add_argument("--learning_rate", type=float, default=1e-3)
   parser.add_argument("--save_dir", default="runs/digits")
+  parser.add_argument("--export_dir", default=None,
+                      help="where to export the model (default: "
+                      "<save_dir>/export)")
   args = parser.parse_args(argv)
+  export_dir = args.export_dir or os.path.join(args.save_dir, "export")
 
   (x_train, y_train), (x_test, y_test) = _digits.load()
   tf.random.set_seed(0)
@@ -93,7 +102,7 @@ def main(argv=None) -> float:
       num_steps=args.num_steps, batch_size=args.batch_size,
       steps_per_call=args.steps_per_call, eval_every=args.eval_every,
       save_every=args.save_every, save_dir=args.save_dir,
-      log_every=args.steps_per_call * 5)
+      export_dir=export_dir, log_every=args.steps_per_call * 5)
   history = train(model, optimizer, cross_entropy, (x_train, y_train),
                   eval_data=(x_test, y_test))
 
@@ -106,6 +115,8 @@ def main(argv=None) -> float:
   print(f"Checkpoints:     {args.save_dir}/ckpt-*")
   print(f"TensorBoard:     tensorboard --logdir {args.save_dir}/logs")
   print(f"Learning curves: {png}")
+  print(f"Export:          {export_dir} (tf.saved_model.load, no "
+        "sonnet_like needed)")
   return metrics["accuracy"]
 
 

@@ -16,7 +16,12 @@ multiplied back before scoring. After training, 2,500 samples are scored
 by `gan_eval.mode_coverage` (a sample is high quality within 3 std of its
 nearest mode; a mode is captured when it is the nearest mode of one
 high-quality sample). Prints a table per seed and the averages, and scatter
-plots under runs/gan_mixtures/.
+plots under runs/gan_mixtures/. Each generator (its EMA weights where
+the config uses them) is exported as a sampler to
+runs/gan_mixtures/<mixture>_<config>_<seed>/export:
+`tf.saved_model.load(path).signatures["sample"](num_samples=..., seed=...)`
+draws samples of the scaled data (multiply them by the scale that each
+seed's line prints).
 
 Measured (TF 2.21, 2 CPU cores shared with other jobs; CPU seconds are per
 seed). The ring and plain rows were measured under heavy load (inflated
@@ -118,7 +123,9 @@ def run(mixture: str, config: str, seed: int, steps: int | None = None
   gan = snt.scenarios.GAN(
       num_steps=num_steps, batch_size=settings.get("batch", BATCH),
       latent_size=LATENT, steps_per_call=100, log_every=1000, seed=seed,
-      progress=False, catch_signals=False, **settings["scenario"])
+      progress=False, catch_signals=False,
+      export_dir=f"runs/gan_mixtures/{mixture}_{config}_{seed}/export",
+      **settings["scenario"])
   start, cpu = time.perf_counter(), time.process_time()
   gan(generator, discriminator, *optimizers, data.samples / scale)
   seconds = time.perf_counter() - start
@@ -126,6 +133,7 @@ def run(mixture: str, config: str, seed: int, steps: int | None = None
   samples = gan.sample(2_500, seed=1_000 + seed) * scale
   result = gan_eval.mode_coverage(samples, data.modes, data.std)
   result["seconds"], result["cpu_seconds"] = seconds, cpu_seconds
+  result["scale"] = scale
   _scatter(samples, data, f"runs/gan_mixtures/{mixture}_{config}_{seed}.png")
   return result
 
@@ -166,7 +174,8 @@ def main(argv=None):
         results.append(result)
         print(f"{mixture:5s} {config:8s} seed {seed}: {result['modes']:4.0f} "
               f"modes, {result['high_quality']:5.1f}% high quality, "
-              f"{result['seconds']:5.0f} s ({result['cpu_seconds']:.0f} CPU s)",
+              f"{result['seconds']:5.0f} s ({result['cpu_seconds']:.0f} CPU s)"
+              f"; exported (scale {result['scale']:.4f})",
               flush=True)
       rows.append((mixture, config, results))
   print(f"\n{'mixture':8s} {'config':8s} {'modes (per seed)':28s} "

@@ -7,6 +7,10 @@ evaluation included) and the final score.
 
     python examples/ppo_cartpole.py --seed 0 --in_graph
     python examples/ppo_cartpole.py --seed 0            # gymnasium
+
+The trained policy is exported to `--export_dir` (runs/ppo_cartpole/export):
+`tf.saved_model.load(path).signatures["serving_default"](observation=obs)`
+gives the greedy actions, "sample" (observation, seed) sampled ones.
 """
 
 import argparse
@@ -70,6 +74,8 @@ def main():
   parser.add_argument("--eval_every", type=int, default=10,
                       help="rollouts between evaluations")
   parser.add_argument("--jit", action="store_true", help="jit_compile=True")
+  parser.add_argument("--export_dir", default="runs/ppo_cartpole/export",
+                      help="where to export the policy ('' for nowhere)")
   args = parser.parse_args()
 
   tf.random.set_seed(args.seed)
@@ -90,10 +96,12 @@ def main():
       gae_lambda=0.8, clip_ratio=0.2, entropy_coef=0.0, value_coef=0.5,
       eval_every=args.eval_every, eval_episodes=100, log_every=10,
       clip_norm=0.5, seed=args.seed, jit_compile=args.jit,
-      progress=False, hooks=[solved])
+      progress=False, hooks=[solved], export_dir=args.export_dir or None)
   ppo(actor, critic, optimizer, env, eval_env=eval_env)
   total = time.perf_counter() - start
   kind = "in-graph" if args.in_graph else "gymnasium"
+  if args.export_dir:
+    print(f"Policy exported to {args.export_dir}")
   if solved.solved_at:
     steps, seconds = solved.solved_at
     print(f"PPO {kind} seed {args.seed}: SOLVED at {steps} env steps in "

@@ -79,6 +79,8 @@ from sonnet_like.core.custom_getter import custom_variable_getter
 from sonnet_like import distribute
 # --- functional ---
 from sonnet_like import functional
+# --- export ---
+from sonnet_like import export
 # --- scenarios ---
 from sonnet_like import envs
 from sonnet_like import scenarios
@@ -161,6 +163,8 @@ __all__ = [
     "distribute",
     # --- functional ---
     "functional",
+    # --- export ---
+    "export",
     # --- scenarios ---
     "envs",
     "scenarios",

@@ -30,7 +30,9 @@ them lazily inside it, and scale losses by the global batch size.
 
 import collections.abc
 import os
+import shutil
 import sys
+import tempfile
 import warnings
 from typing import Any, Callable, Iterable, Sequence
 
@@ -59,6 +61,11 @@ NONFINITE_ERROR = (
 DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
     "steps{reason}). Delete that folder or raise num_steps to train more.")
+
+NO_EXPORT_ERROR = (
+    "{owner}: export_dir is set but {owner} defines no export(directory). "
+    "Override export(self, directory) (e.g. with snt.export.save_module) or "
+    "drop export_dir.")
 
 UNUSED_VARIABLES = (
     "{owner}: no gradient reached {names}; they are not trained. Remove them "
@@ -114,6 +121,10 @@ class Scenario:
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
     catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C.
+    export_dir: Write a SavedModel for serving here (`self.export`) when a
+      run ends without a signal or error, after early stopping restored the
+      best weights (also when a restart finds the run done and no export
+      there). An earlier export in that folder is replaced.
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -135,7 +146,8 @@ class Scenario:
                on_nonfinite: str = "raise", clip_norm: float | None = None,
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
-               catch_signals: bool = True, unused_variables: str = "warn"):
+               catch_signals: bool = True, unused_variables: str = "warn",
+               export_dir: str | os.PathLike | None = None):
     owner = type(self).__name__
     for name, value, optional in (
         ("num_steps", num_steps, False),
@@ -173,6 +185,9 @@ class Scenario:
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
     self.catch_signals = catch_signals
     self.unused_variables = unused_variables
+    self.export_dir = None if export_dir is None else os.fspath(export_dir)
+    if export_dir is not None and type(self).export is Scenario.export:
+      raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
     self._warned_unused: set[tuple[str, ...]] = set()
     self.history: history_lib.History | None = None
     self.train_function: Any = None
@@ -430,10 +445,40 @@ class Scenario:
     with strategy.scope(), tf.variable_creator_scope(creator):
       hooks, checkpointer, done = self._restore()
       if done:
+        self._export_at_end(missing_only=True)
         return self.history
       self._train(hooks, checkpointer)
       self._finish(checkpointer)
+    self._export_at_end()
     return self.history
+
+  def export(self, directory: str) -> str:
+    """Writes the trained model(s) as a SavedModel for serving; the path.
+
+    Called at the end of a run when `export_dir` is set; scenarios override
+    it (Supervised: the model; GAN: the generator as a sampler; RL: the
+    policy) with `snt.export`.
+    """
+    raise NotImplementedError(NO_EXPORT_ERROR.format(owner=type(self).__name__))
+
+  def _export_at_end(self, missing_only: bool = False) -> None:
+    """`self.export(export_dir)` on the chief, into scratch elsewhere.
+
+    Every worker exports, since reading distributed variables to save them
+    may involve collectives; only the chief writes `export_dir`.
+    """
+    if self.export_dir is None or (missing_only and os.path.exists(
+        os.path.join(self.export_dir, "saved_model.pb"))):
+      return
+    if self.is_chief:
+      path = self.export(self.export_dir)
+      self._say(f"{type(self).__name__}: exported to {path}.")
+      return
+    scratch = tempfile.mkdtemp(prefix="export-scratch-")
+    try:
+      self.export(os.path.join(scratch, "export"))
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""

@@ -50,6 +50,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import calling
+from sonnet_like import export as export_lib
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import gan_data
@@ -358,3 +359,20 @@ class GAN(engine.Scenario):
     codes = self._sampler(tf.random.Generator.from_seed(seed), num_samples)
     with self.ema_weights():
       return np.asarray(calling.call_model(self.generator, codes, False))
+
+  # ---- Export (end of run with export_dir=...). ----
+
+  def export(self, directory: str) -> str:
+    """Writes the generator as a sampler (`snt.export.save_sampler`).
+
+    With the EMA weights when `generator_ema` is set. Signatures:
+    "serving_default" (`latents` -> `samples`) and "sample"
+    (`num_samples`, `seed` -> `samples`, the same as `sample(num_samples,
+    seed)`). Returns the path.
+    """
+    custom = self._sampler != self._normal  # Bound methods: equal if same.
+    latents = self._sampler(tf.random.Generator.from_seed(0), 1)
+    with self.ema_weights():
+      return export_lib.save_sampler(
+          self.generator, directory, latents,
+          latent_sampler=self._sampler if custom else None)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import calling
 from sonnet_like.scenarios import data as data_lib
@@ -329,3 +330,23 @@ class Supervised(engine.Scenario):
       raise ValueError("Supervised: predict got no examples.")
     return tf.nest.map_structure(lambda *parts: np.concatenate(parts),
                                  *outputs)
+
+  # ---- Export (end of run with export_dir=...). ----
+
+  def export(self, directory: str) -> str:
+    """Writes the model for serving (`snt.export.save_module`); the path.
+
+    Its inputs are the training data's inputs, by name ("inputs" for one
+    tensor, a dict's keys), at any batch size; its outputs are "outputs"
+    and, for a classifier (integer targets, outputs `[batch, classes]`),
+    "probabilities" (softmax of the outputs, taken as logits) and
+    "classes" (their arg-max).
+    """
+    inputs, targets, _ = unpack(self.element_spec)
+    example = unpack(self.example_batch(1))[0]
+    outputs = calling.call_model(self.model, example, False)
+    classifier = _is_classification(
+        outputs, tf.zeros([1] + targets.shape.as_list()[1:], targets.dtype)
+        if isinstance(targets, tf.TensorSpec) else None)
+    return export_lib.save_module(self.model, directory, inputs,
+                                  classifier=classifier)

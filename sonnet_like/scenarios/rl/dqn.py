@@ -19,6 +19,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like import envs
 from sonnet_like.envs import base as envs_base
+from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
@@ -378,4 +379,18 @@ class DQN(engine.Scenario):
     return {"return": float(returns.mean()),
             "return_std": float(returns.std()),
             "length": float(played["length"].mean())}
+
+  # ---- Export (end of run with export_dir=...). ----
+
+  def export(self, directory: str) -> str:
+    """Writes the greedy policy of the Q-network (`snt.export.save_policy`).
+
+    "serving_default": `observation` -> `action`, the arg-max Q-value (no
+    exploration). Returns the path.
+    """
+    return export_lib.save_policy(
+        self.q_network, directory, self.env.observation_spec,
+        self.env.action_space, sampling=False,
+        # Observation normalisation, once DQN has it, goes here.
+        preprocess=None)
 

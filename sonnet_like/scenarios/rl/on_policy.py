@@ -32,6 +32,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like import envs as envs_lib
+from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import step as step_lib
@@ -255,3 +256,19 @@ class OnPolicy(engine.Scenario):
     shape = [self.rollout_length, self.num_envs]
     return (tf.reshape(values[:size], shape),
             tf.reshape(values[size:2 * size], shape), values[2 * size:])
+
+  # ---- Export (end of run with export_dir=...). ----
+
+  def export(self, directory: str) -> str:
+    """Writes the policy (`snt.export.save_policy`); returns the path.
+
+    "serving_default": `observation` -> greedy `action`; "sample":
+    `observation`, `seed` -> sampled `action` (clipped for a Box).
+    """
+    return export_lib.save_policy(
+        self.actor, directory, self.env.observation_spec,
+        self.policy.action_space, log_std=self.policy.log_std,
+        # Observation normalisation, once the RL scenarios have it, goes
+        # here (e.g. preprocess=self.normalizer), so that the export sees
+        # observations as the actor did in training.
+        preprocess=None)
