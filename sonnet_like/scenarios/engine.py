@@ -29,6 +29,7 @@ them lazily inside it, and scale losses by the global batch size.
 """
 
 import collections.abc
+import contextlib
 import os
 import sys
 from typing import Any, Iterable
@@ -98,7 +99,14 @@ class Scenario:
     save_every: Checkpoint every this many steps (and at the end); needs
       `save_dir`.
     save_dir: Folder for checkpoints, `history.json` and TensorBoard logs
-      (`logs/`). Starting again with the same folder resumes.
+      (`logs/`). Starting again with the same folder resumes from the newest
+      checkpoint that reads; one run at a time may use a folder (it is
+      locked), and a checkpoint that does not match the models and
+      optimizers is refused before the first step.
+    restart: Start over in a `save_dir` that holds a previous run: its
+      checkpoints, `history.json` and `logs/` are moved into
+      `save_dir/restart-<time>/` (nothing is deleted) and training starts
+      at step 0. Pass it once: a command that keeps it starts over each time.
     log_every: Record train logs in the history and TensorBoard this often.
     max_to_keep: Checkpoints kept on disk.
     jit_compile: Compile the train step with XLA.
@@ -122,7 +130,7 @@ class Scenario:
                on_nonfinite: str = "raise", clip_norm: float | None = None,
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
-               catch_signals: bool = True):
+               catch_signals: bool = True, restart: bool = False):
     owner = type(self).__name__
     _check_positive(owner, "num_steps", num_steps, optional=False)
     _check_positive(owner, "steps_per_call", steps_per_call, optional=False)
@@ -132,6 +140,9 @@ class Scenario:
     _check_positive(owner, "max_to_keep", max_to_keep, optional=False)
     if save_every is not None and save_dir is None:
       raise ValueError(f"{owner}: save_every needs a save_dir, got "
+                       "save_dir=None.")
+    if restart and save_dir is None:
+      raise ValueError(f"{owner}: restart=True needs a save_dir, got "
                        "save_dir=None.")
     if on_nonfinite not in NONFINITE_POLICIES:
       raise ValueError(f"{owner}: on_nonfinite must be one of "
@@ -155,7 +166,7 @@ class Scenario:
     self._strategy = strategy
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
-    self.catch_signals = catch_signals
+    self.catch_signals, self.restart = catch_signals, restart
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
@@ -318,7 +329,8 @@ class Scenario:
     self._stop_reason = None
     creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1
                else lambda next_creator, **kwargs: next_creator(**kwargs))
-    with strategy.scope(), tf.variable_creator_scope(creator):
+    with strategy.scope(), tf.variable_creator_scope(creator), \
+        contextlib.ExitStack() as cleanup:
       self._step_var = tf.Variable(0, dtype=tf.int64, trainable=False,
                                    name="step")
       self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
@@ -341,10 +353,11 @@ class Scenario:
         checkpointer = checkpointing.Checkpointer(
             self.save_dir, dict(named, step=self._step_var, rng=self.rng,
                                 skipped=self._skipped),
-            max_to_keep=self.max_to_keep, strategy=strategy)
-        restored = checkpointer.restore()
+            max_to_keep=self.max_to_keep, strategy=strategy, owner=owner,
+            restart=self.restart, history=self.history)
+        cleanup.callback(checkpointer.close)  # The folder's lock.
+        restored = checkpointer.restore()  # Also loads the history.
         if restored:
-          self.history.load(self.save_dir, self.step)
           reason = self.history.stop_reason
           if self.step >= self.num_steps or reason.startswith("early stop"):
             self._say(DONE_MESSAGE.format(
