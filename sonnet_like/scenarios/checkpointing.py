@@ -170,6 +170,16 @@ def _python_holds_values(obj: Any) -> bool:
              [obj] + list(tf.train.TrackableView(obj).descendants()))
 
 
+def _node_ids_below(graph, node_id: int) -> set[int]:
+  stack, seen = [node_id], set()
+  while stack:
+    node_id = stack.pop()
+    if node_id not in seen:
+      seen.add(node_id)
+      stack.extend(c.node_id for c in graph.nodes[node_id].children)
+  return seen
+
+
 def _node_holds_values(graph, node_id: int) -> bool:
   stack, seen = [node_id], set()
   while stack:
@@ -240,8 +250,9 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
   matched_objects: dict[int, Any] = {}
   only_in_checkpoint: list[tuple[int, str]] = []
   only_in_program: list[tuple[Any, str]] = []
-  stack = [(0, checkpoint, "")]
-  while stack:
+  stack = [(0, checkpoint, "")]  # Depth first, in order: a variable shared
+  while stack:                    # by a model and an optimizer is named by
+                                  # the model's path.
     node_id, obj, where = stack.pop()
     if node_id in matched_nodes:
       continue
@@ -260,7 +271,7 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
         problems.append(f"{where}: {problem}")
     children = _children(obj)
     in_checkpoint = {c.local_name: c.node_id for c in node.children}
-    for name, child_id in in_checkpoint.items():
+    for name, child_id in reversed(in_checkpoint.items()):
       child_path = f"{where}/{name}" if where else name
       if name in children:
         stack.append((child_id, children[name], child_path))
@@ -270,12 +281,21 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
       child_path = f"{where}/{name}" if where else name
       if name not in in_checkpoint and not _optional(child_path):
         only_in_program.append((child, child_path))
+  # Each unmatched subtree once, by its first path in the walk.
+  reported: set[int] = set()
   for node_id, where in only_in_checkpoint:
-    if node_id not in matched_nodes and _node_holds_values(graph, node_id):
+    if (node_id not in matched_nodes | reported and
+        _node_holds_values(graph, node_id)):
       problems.append(f"{where}: in the checkpoint, not in the program")
+      reported |= _node_ids_below(graph, node_id)
+  reported_objects: set[int] = set()
   for obj, where in only_in_program:
-    if id(obj) not in matched_objects and _python_holds_values(obj):
+    if (id(obj) not in matched_objects.keys() | reported_objects and
+        _python_holds_values(obj)):
       problems.append(f"{where}: in the program, not in the checkpoint")
+      reported_objects |= {id(o) for o in
+                           tf.train.TrackableView(obj).descendants()}
+      reported_objects.add(id(obj))
   return sorted(problems)
 
 
@@ -439,8 +459,14 @@ class Checkpointer:
                      key=lambda n: int(n.rsplit("-", 1)[1]))
     else:
       names = names[-self.max_to_keep:]
+    # Timestamps after `last_preserved_timestamp` keep them in the manager's
+    # rotation (as if it had saved them), as max_to_keep asks.
+    times = [os.path.getmtime(os.path.join(self.directory, f"{n}.index"))
+             for n in names]
     lines = [f'model_checkpoint_path: "{names[-1]}"'] + [
-        f'all_model_checkpoint_paths: "{n}"' for n in names]
+        f'all_model_checkpoint_paths: "{n}"' for n in names] + [
+            f"all_model_checkpoint_timestamps: {t!r}" for t in times] + [
+                f"last_preserved_timestamp: {min(times) - 1.0!r}"]
     run_dir.atomic_write(index, "\n".join(lines) + "\n")
     what = ("damaged" if damaged_index else "missing" if state is None else
             "pointing past the newest readable checkpoint")
