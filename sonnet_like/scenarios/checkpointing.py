@@ -207,6 +207,11 @@ def _not_built_yet(parent: Any, children: dict[str, Any], name: str) -> bool:
       parent, (collections.abc.Sequence, collections.abc.Mapping))
 
 
+def _is_optimizer(obj: Any) -> bool:
+  return hasattr(obj, "apply_gradients") or (
+      hasattr(obj, "apply") and not callable(getattr(obj, "__call__", None)))
+
+
 def _optional(path: str) -> bool:
   return path.startswith(OPTIONAL_PREFIXES)
 
@@ -271,7 +276,10 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
         problems.append(f"{where}: {problem}")
     children = _children(obj)
     in_checkpoint = {c.local_name: c.node_id for c in node.children}
-    for name, child_id in reversed(in_checkpoint.items()):
+    order = list(in_checkpoint.items())
+    if node_id == 0:  # Models before optimizers, which refer to their weights.
+      order.sort(key=lambda item: _is_optimizer(children.get(item[0])))
+    for name, child_id in reversed(order):
       child_path = f"{where}/{name}" if where else name
       if name in children:
         stack.append((child_id, children[name], child_path))
