@@ -98,6 +98,22 @@ def test_data_files_are_scanned_when_the_index_is_garbage(tmp_path):
       b"\x00garbage {{{")
 
 
+def test_a_complete_checkpoint_the_index_missed_is_restored(tmp_path):
+  # A kill after the data files were written, before the index named them.
+  first, second = _saved(tmp_path, [1, 2])
+  (tmp_path / "checkpoint").write_text(
+      'model_checkpoint_path: "ckpt-1"\nall_model_checkpoint_paths: '
+      '"ckpt-1"\n')
+  messages = []
+  loader, restored = _checkpointer(tmp_path, 0.0, say=messages.append)
+  with loader:
+    assert loader.restore() == second and restored.numpy() == 2.0
+    assert loader.manager.latest_checkpoint == second
+  assert "naming ckpt-1 where ckpt-2 is the newest checkpoint that reads" in (
+      messages[0])
+  assert os.path.exists(first + ".index")
+
+
 def test_nothing_readable_is_an_error_that_changes_nothing(tmp_path):
   for path in _saved(tmp_path, [2, 4]):
     _cut(path)

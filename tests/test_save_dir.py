@@ -211,7 +211,9 @@ def _script(tmp_path):
 
 def test_two_runs_at_once_one_is_refused_naming_the_other(tmp_path):
   script, save_dir = _script(tmp_path), tmp_path / "run"
-  runs = [test_resume._start(script, save_dir, tmp_path / f"{i}.npz", 0.4)  # pylint: disable=protected-access
+  # 1 s per call: the winner holds the folder ~12 s, longer than the other
+  # process can lag in starting TensorFlow on a loaded machine.
+  runs = [test_resume._start(script, save_dir, tmp_path / f"{i}.npz", 1.0)  # pylint: disable=protected-access
           for i in range(2)]
   results = [p.communicate(timeout=180) for p in runs]
   codes = [p.returncode for p in runs]

@@ -476,8 +476,12 @@ class Checkpointer:
             f"all_model_checkpoint_timestamps: {t!r}" for t in times] + [
                 f"last_preserved_timestamp: {min(times) - 1.0!r}"]
     run_dir.atomic_write(index, "\n".join(lines) + "\n")
-    what = ("damaged" if damaged_index else "missing" if state is None else
-            "pointing past the newest readable checkpoint")
+    if damaged_index or state is None:
+      what = "damaged" if damaged_index else "missing"
+    else:
+      what = (f"naming {os.path.basename(state.model_checkpoint_path)} "
+              f"where ckpt-{chosen} is the newest checkpoint that reads, or "
+              "listing checkpoints that are gone")
     self._say(INDEX_MESSAGE.format(
         owner=self.owner, index=index, what=what,
         moved=f" (the damaged one is in {moved})" if damaged_index else ""))
