@@ -129,7 +129,7 @@ def test_a_lock_left_by_a_killed_process_is_taken_over(tmp_path):
 
 
 def test_two_processes_started_together_get_one_lock(tmp_path):
-  processes = [_start(tmp_path, 2) for _ in range(4)]
+  processes = [_start(tmp_path, 5) for _ in range(4)]
   codes = [p.wait(timeout=60) for p in processes]
   for p in processes:
     p.communicate()

@@ -201,8 +201,11 @@ def _not_built_yet(parent: Any, children: dict[str, Any], name: str) -> bool:
   `apply`) or an empty list or dict (its slots `m`, `v`): the checkpoint's
   values wait there and are restored when they are created.
   """
-  if getattr(parent, name, False) is None:
-    return True
+  try:
+    if getattr(parent, name, False) is None:
+      return True
+  except Exception:  # A property that fails: not lazily built.  # pylint: disable=broad-except
+    pass
   return not children and isinstance(
       parent, (collections.abc.Sequence, collections.abc.Mapping))
 
@@ -279,12 +282,14 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
     order = list(in_checkpoint.items())
     if node_id == 0:  # Models before optimizers, which refer to their weights.
       order.sort(key=lambda item: _is_optimizer(children.get(item[0])))
-    for name, child_id in reversed(order):
+    for name, child_id in order:
       child_path = f"{where}/{name}" if where else name
-      if name in children:
-        stack.append((child_id, children[name], child_path))
-      elif not (_not_built_yet(obj, children, name) or _optional(child_path)):
+      if name not in children and not (_not_built_yet(obj, children, name)
+                                       or _optional(child_path)):
         only_in_checkpoint.append((child_id, child_path))
+    stack.extend((child_id, children[name], f"{where}/{name}" if where
+                  else name)
+                 for name, child_id in reversed(order) if name in children)
     for name, child in children.items():
       child_path = f"{where}/{name}" if where else name
       if name not in in_checkpoint and not _optional(child_path):
@@ -292,14 +297,14 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
   # Each unmatched subtree once, by its first path in the walk.
   reported: set[int] = set()
   for node_id, where in only_in_checkpoint:
-    if (node_id not in matched_nodes | reported and
+    if (node_id not in matched_nodes and node_id not in reported and
         _node_holds_values(graph, node_id)):
       problems.append(f"{where}: in the checkpoint, not in the program")
       reported |= _node_ids_below(graph, node_id)
   reported_objects: set[int] = set()
   for obj, where in only_in_program:
-    if (id(obj) not in matched_objects.keys() | reported_objects and
-        _python_holds_values(obj)):
+    if (id(obj) not in matched_objects and id(obj) not in reported_objects
+        and _python_holds_values(obj)):
       problems.append(f"{where}: in the program, not in the checkpoint")
       reported_objects |= {id(o) for o in
                            tf.train.TrackableView(obj).descendants()}
