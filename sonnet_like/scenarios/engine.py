@@ -56,7 +56,8 @@ NONFINITE_ERROR = (
 
 DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
-    "steps{reason}). Delete that folder or raise num_steps to train more.")
+    "steps{reason}). Raise num_steps to train more, or pass restart=True to "
+    "start over (the finished run is moved aside, not deleted).")
 
 RESUME_MESSAGE = (
     "\n{owner}: caught {signal} at step {step}; {saved}. Run the same command "
