@@ -315,3 +315,14 @@ def test_ppo_refuses_a_folder_where_nothing_reads(tmp_path):
                      match=f"PPO: save_dir {tmp_path} holds checkpoint data"):
     run()
   assert _checkpoint_files(tmp_path) == before
+
+
+def test_a_preempted_run_releases_its_lock(tmp_path):
+  script, save_dir = _script(tmp_path), tmp_path / "run"
+  termed = test_resume._start(script, save_dir, tmp_path / "t.npz", 0.5)  # pylint: disable=protected-access
+  test_resume._wait_for_checkpoint(save_dir, termed, at_least=2)  # pylint: disable=protected-access
+  assert (save_dir / run_dir.LOCK_FILE).exists()
+  termed.send_signal(signal.SIGTERM)
+  _, err = termed.communicate(timeout=60)
+  assert termed.returncode == 128 + signal.SIGTERM, err[-2000:]
+  assert not (save_dir / run_dir.LOCK_FILE).exists()  # Released on sys.exit.
