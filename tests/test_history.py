@@ -1,5 +1,11 @@
 """History: recording, saving and loading up to a step."""
 
+import json
+import os
+
+import pytest
+import tensorflow as tf
+
 from sonnet_like.scenarios import history
 
 
@@ -27,3 +33,63 @@ def test_load_without_file_keeps_it_empty(tmp_path):
   h = history.History()
   h.load(str(tmp_path), up_to_step=5)
   assert h.to_dict() == {"train": {}, "eval": {}, "stop_reason": ""}
+
+
+def test_save_is_atomic_and_leaves_no_temp_file(tmp_path):
+  h = history.History()
+  h.train = {"step": [1], "loss": [0.5]}
+  h.save(str(tmp_path))
+  h.train["step"].append(2)
+  h.train["loss"].append(0.25)
+  h.save(str(tmp_path))
+  assert os.listdir(tmp_path) == ["history.json"]
+  assert json.loads((tmp_path / "history.json").read_text())["train"] == {
+      "step": [1, 2], "loss": [0.5, 0.25]}
+
+
+def test_a_damaged_file_is_an_error_naming_it(tmp_path):
+  (tmp_path / "history.json").write_text('{"train": {"step": [1, 2')
+  h = history.History()
+  with pytest.raises(history.HistoryFileError) as error:
+    h.load(str(tmp_path), up_to_step=5)
+  message = str(error.value)
+  assert f"the history file {tmp_path / 'history.json'} is damaged (" in (
+      message)
+  assert "Expecting" in message and "move it aside" in message
+  with pytest.raises(history.HistoryFileError, match="Supervised: the "
+                     "history file"):
+    h.resume(str(tmp_path), 5, "Supervised", in_checkpoint=None)
+  (tmp_path / "history.json").write_text("[1, 2]")
+  with pytest.raises(history.HistoryFileError, match="not a saved History"):
+    h.load(str(tmp_path), up_to_step=5)
+
+
+def test_resume_prefers_the_checkpoint_copy_and_keeps_the_stop_reason(
+    tmp_path):
+  on_disk = history.History()
+  on_disk.train = {"step": [2, 4], "loss": [1.0, 0.5]}  # Older than the ckpt.
+  on_disk.stop_reason = "early stopping: ..."
+  on_disk.save(str(tmp_path))
+  copy = {"train": {"step": [2, 4, 6], "loss": [1.0, 0.5, 0.25]},
+          "eval": {}, "stop_reason": ""}
+  h = history.History()
+  assert h.resume(str(tmp_path), 6, "GAN", in_checkpoint=copy) is None
+  assert h.train == copy["train"] and h.stop_reason == "early stopping: ..."
+  (tmp_path / "history.json").write_text("{")
+  note = h.resume(str(tmp_path), 4, "GAN", in_checkpoint=copy)
+  assert note.startswith(f"GAN: the history file {tmp_path / 'history.json'}"
+                         " is damaged")
+  assert h.train == {"step": [2, 4], "loss": [1.0, 0.5]}
+  moved = [n for n in os.listdir(tmp_path) if n != "history.json"]
+  assert len(moved) == 1 and moved[0] in note
+  assert (tmp_path / moved[0]).read_text() == "{"  # Kept, not overwritten.
+
+
+def test_history_state_round_trips_through_a_checkpoint(tmp_path):
+  h = history.History()
+  h.eval = {"step": [3], "accuracy": [0.75]}
+  saved = tf.train.Checkpoint(h=history.HistoryState(h)).write(
+      str(tmp_path / "c"))
+  state = history.HistoryState(history.History())
+  tf.train.Checkpoint(h=state).read(saved).assert_consumed()
+  assert state.restored == h.to_dict()

@@ -29,6 +29,7 @@ them lazily inside it, and scale losses by the global batch size.
 """
 
 import collections.abc
+import contextlib
 import os
 import shutil
 import sys
@@ -60,7 +61,8 @@ NONFINITE_ERROR = (
 
 DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
-    "steps{reason}). Delete that folder or raise num_steps to train more.")
+    "steps{reason}). Raise num_steps to train more, or pass restart=True to "
+    "start over (the finished run is moved aside, not deleted).")
 
 NO_EXPORT_ERROR = (
     "{owner}: export_dir is set but {owner} defines no export(directory). "
@@ -107,7 +109,14 @@ class Scenario:
     save_every: Checkpoint every this many steps (and at the end); needs
       `save_dir`.
     save_dir: Folder for checkpoints, `history.json` and TensorBoard logs
-      (`logs/`). Starting again with the same folder resumes.
+      (`logs/`). Starting again with the same folder resumes from the newest
+      checkpoint that reads; one run at a time may use a folder (it is
+      locked), and a checkpoint that does not match the models and
+      optimizers is refused before the first step.
+    restart: Start over in a `save_dir` that holds a previous run: its
+      checkpoints, `history.json` and `logs/` are moved into
+      `save_dir/restart-<time>/` (nothing is deleted) and training starts
+      at step 0. Pass it once: a command that keeps it starts over each time.
     log_every: Record train logs in the history and TensorBoard this often.
     max_to_keep: Checkpoints kept on disk.
     jit_compile: Compile the train step with XLA.
@@ -146,7 +155,8 @@ class Scenario:
                on_nonfinite: str = "raise", clip_norm: float | None = None,
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
-               catch_signals: bool = True, unused_variables: str = "warn",
+               catch_signals: bool = True, restart: bool = False,
+               unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None):
     owner = type(self).__name__
     for name, value, optional in (
@@ -157,6 +167,9 @@ class Scenario:
       arguments.check_positive_int(owner, name, value, optional)
     if save_every is not None and save_dir is None:
       raise ValueError(f"{owner}: save_every needs a save_dir, got "
+                       "save_dir=None.")
+    if restart and save_dir is None:
+      raise ValueError(f"{owner}: restart=True needs a save_dir, got "
                        "save_dir=None.")
     if unused_variables not in UNUSED_POLICIES:
       raise ValueError(f"{owner}: unused_variables must be one of "
@@ -183,7 +196,7 @@ class Scenario:
     self._strategy = strategy
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
-    self.catch_signals = catch_signals
+    self.catch_signals, self.restart = catch_signals, restart
     self.unused_variables = unused_variables
     self.export_dir = None if export_dir is None else os.fspath(export_dir)
     if export_dir is not None and type(self).export is Scenario.export:
@@ -442,14 +455,15 @@ class Scenario:
     self._stop_reason = None
     creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1
                else lambda next_creator, **kwargs: next_creator(**kwargs))
-    with strategy.scope(), tf.variable_creator_scope(creator):
-      hooks, checkpointer, done = self._restore()
-      if done:
-        self._export_at_end(missing_only=True)
-        return self.history
-      self._train(hooks, checkpointer)
-      self._finish(checkpointer)
-    self._export_at_end()
+    # `cleanup` releases the folder's lock however the run ends (normally,
+    # already done, an exception, or the sys.exit of a caught signal).
+    with contextlib.ExitStack() as cleanup:
+      with strategy.scope(), tf.variable_creator_scope(creator):
+        hooks, checkpointer, done = self._restore(cleanup)
+        if not done:
+          self._train(hooks, checkpointer)
+          self._finish(checkpointer)
+      self._export_at_end(missing_only=done)
     return self.history
 
   def export(self, directory: str) -> str:
@@ -511,8 +525,13 @@ class Scenario:
         named[f"hook_{i}_{type(hook).__name__}"] = state
     return dict(named, **engine_owned)
 
-  def _restore(self) -> tuple[list[hooks_lib.Hook], Any, bool]:
-    """Creates the state and restores it; `done` if nothing is left to do."""
+  def _restore(self, cleanup: contextlib.ExitStack
+               ) -> tuple[list[hooks_lib.Hook], Any, bool]:
+    """Creates the state and restores it; `done` if nothing is left to do.
+
+    The checkpointer checks and locks `save_dir` (released by `cleanup`),
+    refuses a checkpoint that does not match, and loads the history.
+    """
     owner = type(self).__name__
     self._create_state()
     hooks = self._make_hooks()
@@ -520,10 +539,11 @@ class Scenario:
       return hooks, None, False
     checkpointer = checkpointing.Checkpointer(
         self.save_dir, self._checkpointed(hooks),
-        max_to_keep=self.max_to_keep, strategy=self.strategy)
+        max_to_keep=self.max_to_keep, strategy=self.strategy, owner=owner,
+        restart=self.restart, history=self.history)
+    cleanup.callback(checkpointer.close)
     restored = checkpointer.restore()
     if restored:
-      self.history.load(self.save_dir, self.step)
       finished = bool(self._finished.numpy())
       if self.step >= self.num_steps or finished:
         reason = self.history.stop_reason

@@ -1,10 +1,35 @@
-"""`History`: the train logs and eval metrics of a run, step by step."""
+"""`History`: the train logs and eval metrics of a run, step by step.
+
+The history is written to `save_dir/history.json` (whole or not at all) and
+also travels inside every checkpoint (`HistoryState`), so a damaged
+`history.json` never blocks a resume: it is moved aside and the history is
+rebuilt from the checkpoint that is restored.
+"""
 
 import json
 import os
+import time
 from typing import Any
 
+import tensorflow as tf
+
 from sonnet_like.scenarios import hooks
+from sonnet_like.scenarios import run_dir
+
+DAMAGED_ERROR = (
+    "{owner}: the history file {path} is damaged ({error}) and the "
+    "checkpoint being restored holds no copy of the history (it was written "
+    "by an older version). Restore {path} from a backup, or move it aside: "
+    "the run then resumes at step {step} with the history of the steps "
+    "after it only.")
+
+REBUILT_MESSAGE = (
+    "{owner}: the history file {path} is damaged ({error}); moved it to "
+    "{moved} and rebuilt the history from the checkpoint.")
+
+
+class HistoryFileError(ValueError):
+  """`history.json` cannot be read and no checkpoint holds a copy."""
 
 
 class History(hooks.Hook):
@@ -43,26 +68,124 @@ class History(hooks.Hook):
     return {"train": self.train, "eval": self.eval,
             "stop_reason": self.stop_reason}
 
-  def save(self, directory: str) -> None:
-    path = os.path.join(directory, self.FILE)
-    with open(path + ".tmp", "w") as f:
-      json.dump(self.to_dict(), f)
-    os.replace(path + ".tmp", path)
-
-  def load(self, directory: str, up_to_step: int) -> None:
-    """Reads a saved history, dropping entries after `up_to_step`."""
-    path = os.path.join(directory, self.FILE)
-    if not os.path.exists(path):
-      return
-    with open(path) as f:
-      saved = json.load(f)
+  def from_dict(self, saved: dict[str, Any], up_to_step: int) -> None:
+    """Takes the records of `saved` (a `to_dict()`) up to `up_to_step`."""
     for name in ("train", "eval"):
       table = saved.get(name, {})
       keep = [i for i, s in enumerate(table.get("step", [])) if s <= up_to_step]
       setattr(self, name, {k: [v[i] for i in keep] for k, v in table.items()})
     self.stop_reason = saved.get("stop_reason", "")
 
+  def save(self, directory: str) -> None:
+    """Writes `directory/history.json` atomically (temp file and rename)."""
+    run_dir.atomic_write(os.path.join(directory, self.FILE),
+                         json.dumps(self.to_dict()))
+
+  @classmethod
+  def read(cls, path: str) -> dict[str, Any]:
+    """The saved dict at `path`; `ValueError` naming the file if damaged."""
+    with open(path) as f:
+      text = f.read()
+    try:
+      saved = json.loads(text)
+    except ValueError as error:
+      raise ValueError(f"{path}: {error}") from error
+    if not isinstance(saved, dict) or not all(
+        isinstance(saved.get(k, {}), dict) for k in ("train", "eval")):
+      raise ValueError(f"{path}: not a saved History (expected an object "
+                       "with 'train' and 'eval' tables)")
+    return saved
+
+  def load(self, directory: str, up_to_step: int) -> None:
+    """Reads a saved history, dropping entries after `up_to_step`.
+
+    Raises:
+      HistoryFileError: naming the file if it is damaged.
+    """
+    path = os.path.join(directory, self.FILE)
+    if not os.path.exists(path):
+      return
+    try:
+      saved = self.read(path)
+    except ValueError as error:
+      raise HistoryFileError(DAMAGED_ERROR.format(
+          owner="History", path=path, error=_cause(error),
+          step=up_to_step)) from error
+    self.from_dict(saved, up_to_step)
+
+  def resume(self, directory: str, up_to_step: int, owner: str,
+             in_checkpoint: dict[str, Any] | None,
+             may_move: bool = True) -> str | None:
+    """Loads the history of a run restored at `up_to_step`.
+
+    The records come from the checkpoint's copy when it has one (they end
+    exactly at the restored step), else from `history.json`; the stop reason
+    from `history.json` (written after the last checkpoint of a run).
+
+    Args:
+      directory: The run's folder.
+      up_to_step: The restored step; later records are dropped.
+      owner: The scenario's name, for messages.
+      in_checkpoint: The copy restored from the checkpoint, or None.
+      may_move: Whether a damaged file may be moved aside (the chief only).
+
+    Returns:
+      A message to show (the file was damaged and moved aside), or None.
+
+    Raises:
+      HistoryFileError: `history.json` is damaged and there is no copy.
+    """
+    path = os.path.join(directory, self.FILE)
+    saved, note = None, None
+    if os.path.exists(path):
+      try:
+        saved = self.read(path)
+      except ValueError as error:
+        if in_checkpoint is None:
+          raise HistoryFileError(DAMAGED_ERROR.format(
+              owner=owner, path=path, error=_cause(error),
+              step=up_to_step)) from error
+        moved = path
+        if may_move:
+          moved = os.path.join(directory, f"{self.FILE}.damaged-"
+                               f"{time.strftime('%Y%m%d-%H%M%S')}")
+          os.replace(path, moved)
+        note = REBUILT_MESSAGE.format(owner=owner, path=path,
+                                      error=_cause(error), moved=moved)
+    if in_checkpoint is not None:
+      self.from_dict(in_checkpoint, up_to_step)
+      if saved is not None:
+        self.stop_reason = saved.get("stop_reason", "")
+    elif saved is not None:
+      self.from_dict(saved, up_to_step)
+    return note
+
   def __repr__(self) -> str:
     last = {k: v[-1] for k, v in self.eval.items()} if self.eval else {}
     return (f"History(train_records={len(self.train.get('step', []))}, "
             f"last_eval={last}, stop_reason={self.stop_reason!r})")
+
+
+def _cause(error: Exception) -> str:
+  text = str(error)
+  return text.split(": ", 1)[1] if ": " in text else text
+
+
+class HistoryState(tf.train.experimental.PythonState):
+  """A `History` inside a checkpoint: its JSON, written with every save.
+
+  After a restore, `restored` holds the checkpoint's copy (a dict), or None
+  if the checkpoint had none.
+  """
+
+  def __init__(self, history: History):
+    self.history = history
+    self.restored: dict[str, Any] | None = None
+
+  def serialize(self) -> str:
+    return json.dumps(self.history.to_dict())
+
+  def deserialize(self, string_value) -> None:
+    if isinstance(string_value, bytes):
+      string_value = string_value.decode("utf-8")
+    self.restored = json.loads(string_value)
