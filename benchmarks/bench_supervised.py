@@ -57,7 +57,7 @@ def _snt_mlp():
 def _dataset(x, y):
   # The pipeline Supervised builds from arrays, for the hand-written loop.
   from sonnet_like.scenarios import data  # pylint: disable=g-import-not-at-top
-  return data.training_dataset((x, y), BATCH, seed=0)
+  return data.training_dataset("bench", "train_data", (x, y), BATCH, seed=0)
 
 
 def handwritten(x, y, steps, k, guard=False):
