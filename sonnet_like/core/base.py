@@ -36,7 +36,9 @@ If the module is stateless, allow an empty result:
 """
 
 SUPER_INIT_ERROR = (
-    "{cls}.__init__ must call super().__init__(name=name) before calling any "
+    "Constructing a snt.Module without calling the super constructor is not "
+    "supported: {cls}.__init__ must call super().__init__(name=name) before "
+    "calling any "
     "other method of the module (methods run inside the module's name scope, "
     "which the base constructor creates). Mark methods that must run earlier "
     "with @snt.no_name_scope.")

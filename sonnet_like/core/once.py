@@ -139,8 +139,9 @@ class _Once:
 def _check_no_output(output: Any, fn: Callable[..., Any]) -> None:
   if output is not None:
     raise ValueError(
-        f"@once function {fn.__qualname__} returned {output!r}; a @once "
-        "function runs only on the first call, so it must return None.")
+        f"@snt.once decorated functions cannot return values: "
+        f"{getattr(fn, '__qualname__', fn)!r} returned {output!r} (it runs "
+        "only on the first call, so it must return None).")
 
 
 def once(f: Callable[..., None]) -> Callable[..., None]:
