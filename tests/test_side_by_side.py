@@ -18,6 +18,7 @@ import pytest
 import tensorflow as tf
 
 from tests import descriptors
+from tests import error_cases
 from tests import test_signatures
 
 sonnet = pytest.importorskip("sonnet")
@@ -128,3 +129,66 @@ def test_mixed_precision_output_dtype_differs_on_purpose():
       dtypes[lib] = call(tf.ones([1, 3])).dtype
     lib.mixed_precision.disable()
   assert dtypes == {snt: tf.float16, sonnet: tf.float32}
+
+
+# --- The same mistakes (tests/error_cases.py). ---
+
+
+def _outcome(snt_lib, case):
+  """(phase, exception): where `case` raised ("build"/"use") and what."""
+  try:
+    obj = case.build(snt_lib)
+  except Exception as e:  # pylint: disable=broad-except
+    return "build", e
+  if case.use is None:
+    return None, None
+  try:
+    case.use(snt_lib, obj)
+  except Exception as e:  # pylint: disable=broad-except
+    return "use", e
+  return None, None
+
+
+def _error_rows():
+  return [pytest.param(c, id=c.name) for c in error_cases.CASES]
+
+
+@pytest.mark.parametrize("case", _error_rows())
+def test_same_error_as_dm_sonnet(case):
+  import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+  their_phase, theirs = _outcome(sonnet, case)
+  our_phase, ours = _outcome(snt, case)
+  if case.name in error_cases.OURS_ONLY:
+    assert theirs is None, f"Sonnet raises now: {theirs!r}"
+    assert isinstance(ours, ValueError) and case.owner in str(ours), ours
+    return
+  if theirs is None:
+    assert ours is None, f"only ours raises: {ours!r}"
+    return
+  assert ours is not None, f"Sonnet raises {theirs!r}; ours does not"
+  if case.name in error_cases.OTHER_TYPE:
+    assert not isinstance(ours, type(theirs)), "now the same type"
+    assert isinstance(ours, ValueError), ours
+  elif case.name in error_cases.EARLIER and isinstance(
+      theirs, tf.errors.OpError):
+    assert isinstance(ours, ValueError), ours  # An argument check.
+  else:
+    assert isinstance(ours, type(theirs)), (
+        f"Sonnet raises {type(theirs).__name__}, ours "
+        f"{type(ours).__name__}: {ours}")
+  if case.name in error_cases.EARLIER:
+    assert (our_phase, their_phase) == ("build", "use")
+  else:
+    assert our_phase == their_phase
+  if case.phrase is not None:
+    assert case.phrase in str(theirs), f"not Sonnet's phrase: {theirs}"
+    assert case.phrase in str(ours), ours
+  assert case.owner in str(ours), ours
+
+
+def test_error_tables_name_cases():
+  names = [c.name for c in error_cases.CASES]
+  assert len(names) == len(set(names))
+  listed = (set(error_cases.EARLIER) | set(error_cases.OURS_ONLY) |
+            set(error_cases.OTHER_TYPE))
+  assert listed <= set(names)

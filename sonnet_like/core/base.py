@@ -35,13 +35,16 @@ If the module is stateless, allow an empty result:
     class MyStatelessModule(snt.Module): ...
 """
 
+# `{phrase}` is Sonnet 2's wording for the same mistake (code matches it).
 SUPER_INIT_ERROR = (
-    "Constructing a snt.Module without calling the super constructor is not "
-    "supported: {cls}.__init__ must call super().__init__(name=name) before "
-    "calling any "
-    "other method of the module (methods run inside the module's name scope, "
-    "which the base constructor creates). Mark methods that must run earlier "
-    "with @snt.no_name_scope.")
+    "{phrase}: {cls}.__init__ must call super().__init__(name=name) before "
+    "calling any other method of the module (methods run inside the module's "
+    "name scope, which the base constructor creates). Mark methods that must "
+    "run earlier with @snt.no_name_scope.")
+_NEVER_CALLED = ("Constructing a snt.Module without calling the super "
+                 "constructor is not supported")
+_CALLED_LATE = ("The super constructor must be called before any other "
+                "methods in your constructor")
 
 
 def no_name_scope(method: T) -> T:
@@ -63,7 +66,8 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
   def scoped(self, *args, **kwargs):
     scope = self.__dict__.get("_scope_name")
     if scope is None:
-      raise AttributeError(SUPER_INIT_ERROR.format(cls=type(self).__name__))
+      raise AttributeError(SUPER_INIT_ERROR.format(
+          phrase=_CALLED_LATE, cls=type(self).__name__))
     with tf.name_scope(scope):
       return method(self, *args, **kwargs)
 
@@ -114,7 +118,8 @@ class ModuleMetaclass(abc.ABCMeta):
       while len(stack) > depth:
         stack.pop().__exit__(None, None, None)
     if "_scope_name" not in module.__dict__:
-      raise ValueError(SUPER_INIT_ERROR.format(cls=cls.__name__))
+      raise ValueError(SUPER_INIT_ERROR.format(phrase=_NEVER_CALLED,
+                                               cls=cls.__name__))
     object.__setattr__(module, "_ctor_arguments", _arguments(cls, args, kwargs))
     return module
 

@@ -197,5 +197,6 @@ def _in_xla() -> bool:
 def _check_positive(argument: str, value: Any) -> None:
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (
       value < 1):
-    raise ValueError(f"Embed: {argument} must be a positive int, got "
+    raise ValueError(f"Embed: Invalid {argument} {value!r}: {argument} must "
+                     "be a positive int, got "
                      f"{value!r}.")
