@@ -192,3 +192,150 @@ def test_error_tables_name_cases():
   listed = (set(error_cases.EARLIER) | set(error_cases.OURS_ONLY) |
             set(error_cases.OTHER_TYPE))
   assert listed <= set(names)
+
+
+# --- Names, scopes, repr (both libraries, same code). ---
+
+
+def _both():
+  import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+  return snt, sonnet
+
+
+def test_eager_numbering_differs_on_purpose():
+  """Ours numbers a second top-level `Linear()` (BUILD_NOTES); Sonnet gives
+  both one name, so their variables share names."""
+  names = {}
+  for lib in _both():
+    a, b = lib.Linear(2), lib.Linear(2)
+    names[lib] = (a.name, b.name, a.name_scope.name, b.name_scope.name)
+  ours, theirs = names.values()
+  assert theirs == ("linear", "linear", "linear/", "linear/")
+  assert ours == ("linear", "linear_1", "linear/", "linear_1/")
+
+
+def test_mlp_layer_names_default_and_reversed():
+  seen = {}
+  for lib in _both():
+    mlp = lib.nets.MLP([2, 3])
+    layers = [layer.name for layer in mlp._layers]  # pylint: disable=protected-access
+    mlp(tf.ones([1, 4]))
+    reverse = mlp.reverse()
+    reverse(tf.ones([1, 3]))
+    seen[lib] = (mlp.name, layers, reverse.name,
+                 [layer.name for layer in reverse._layers],  # pylint: disable=protected-access
+                 [v.name for v in reverse.variables],
+                 [v.name for v in mlp.variables])
+  ours, theirs = seen.values()
+  assert ours == theirs
+
+
+def _traced_op_names(lib):
+  class Scoped(lib.Module):
+
+    @tf.function
+    def __call__(self, x):
+      return tf.identity(x * 2., name="out")
+
+  module = Scoped(name="scoped")
+  concrete = module.__call__.get_concrete_function(tf.TensorSpec([1]))
+  module(tf.ones([1]))  # The polymorphic function too.
+  return [op.name for op in concrete.graph.get_operations()
+          if op.type not in ("Placeholder",)]
+
+
+def test_tf_function_call_enters_the_module_scope():
+  ours, theirs = (_traced_op_names(lib) for lib in _both())
+  assert "scoped/out" in theirs
+  assert ours == theirs
+
+
+def test_variable_names_in_outer_scopes_and_nested_modules():
+  seen = {}
+  for lib in _both():
+
+    class Outer(lib.Module):
+
+      def __init__(self):
+        super().__init__()
+        self.inner = lib.Linear(2)
+
+      def __call__(self, x):
+        return self.inner(x)
+
+    with tf.name_scope("outer_scope"):
+      linear = lib.Linear(2)
+      linear(tf.ones([1, 2]))
+    outer = Outer()
+    outer(tf.ones([1, 2]))
+    gru = lib.GRU(3)
+    gru(tf.ones([1, 2]), gru.initial_state(1))
+    seen[lib] = [[v.name for v in m.variables] for m in (linear, outer, gru)]
+    seen[lib].append([linear.name_scope.name, outer.inner.name_scope.name])
+  ours, theirs = seen.values()
+  assert ours == theirs
+
+
+def _repr_modules(lib):
+  class Wildcard(lib.Module):
+
+    def __init__(self, *args, name=None, **kwargs):
+      del args, kwargs
+      super().__init__(name=name)
+
+  return [
+      lib.Linear(3),
+      lib.Linear(3, with_bias=False, name="named"),
+      lib.Reshape((-1, 2), preserve_dims=2),
+      lib.nets.MLP([100] * 12),  # 79 characters: one line.
+      lib.nets.MLP([100] * 20, activate_final=True),  # Wider: one per line.
+      lib.Conv2D(3, 3, stride=2, padding="VALID", with_bias=False,
+                 data_format="NCHW", name="a_rather_long_convolution_name"),
+      lib.Sequential([lib.Linear(2), tf.nn.relu]),
+      Wildcard(1, (2, 3), name="w", extra=[4] * 40),
+      Wildcard("x"),
+  ]
+
+
+def test_repr_of_short_long_and_wildcard_arguments():
+  ours, theirs = ([repr(m) for m in _repr_modules(lib)] for lib in _both())
+  assert any("\n" in r for r in theirs)  # The long layout is exercised.
+  assert ours == theirs
+
+
+# --- once ---
+
+
+class _CallableObject:
+
+  def __init__(self):
+    self.calls = 0
+
+  def __call__(self):
+    self.calls += 1
+
+
+def test_once_wrapper_exposes_what_sonnet_exposes():
+  def build():
+    """Doc."""
+
+  for lib in _both():
+    wrapped = lib.once(build)
+    assert wrapped.__snt_once_wrapped__ is build, lib
+    assert wrapped.__wrapped__ is build, lib
+    assert (wrapped.__name__, wrapped.__qualname__, wrapped.__doc__) == (
+        build.__name__, build.__qualname__, "Doc."), lib
+
+
+def test_once_wraps_callables_without_a_qualname():
+  import functools  # pylint: disable=g-import-not-at-top
+  for lib in _both():
+    target = _CallableObject()
+    wrapped = lib.once(target)
+    wrapped()
+    wrapped()
+    calls = []
+    partial = lib.once(functools.partial(calls.append, 1))
+    partial()
+    partial()
+    assert (target.calls, calls) == (1, [1]), lib

@@ -3,6 +3,7 @@
 import abc
 import functools
 import inspect
+import pprint
 import re
 import threading
 from typing import Any, Callable, TypeVar
@@ -74,6 +75,20 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
   return scoped
 
 
+_TF_FUNCTION_TYPE = type(tf.function(lambda: None, autograph=False))
+
+
+def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
+  """`method` in its module's name scope, for a `tf.function`'s body."""
+
+  @functools.wraps(method)
+  def scoped(self, *args, **kwargs):
+    with tf.name_scope(self.__dict__["_scope_name"]):
+      return method(self, *args, **kwargs)
+
+  return scoped
+
+
 def _scoped_member(key: str, value: Any) -> Any:
   """Returns `value` wrapped to run in the name scope, or None to leave it."""
   if key.startswith("__") and key != "__call__":
@@ -87,6 +102,11 @@ def _scoped_member(key: str, value: Any) -> Any:
     return None
   if once_lib.is_once(value):
     value.fn = with_name_scope(value.fn)
+    return value
+  if isinstance(value, _TF_FUNCTION_TYPE):
+    # The scope is entered inside the traced function (its ops are named
+    # "module/..."), as Sonnet 2 does; tf.function keeps one object.
+    value._decorate(_scope_inside_trace)  # pylint: disable=protected-access
     return value
   if inspect.isfunction(value):
     return with_name_scope(value)
@@ -144,10 +164,35 @@ def _arguments(cls, args, kwargs) -> tuple:
     if parameter.kind == parameter.VAR_KEYWORD:
       shown.extend(value.items())
     elif parameter.kind == parameter.VAR_POSITIONAL:
-      shown.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+      shown.extend(("", v) for v in value)  # Shown bare, as passed.
     elif not _same(value, parameter.default):
       shown.append((key, value))
   return tuple(shown)
+
+
+_REPR_WIDTH = 80
+
+
+def _call_repr(cls_name: str, arguments: tuple) -> str:
+  """`Cls(a=1, b=2)`; one argument per line when that is too wide.
+
+  Positional extras (`*args`) are shown bare, keyword ones as `name=value`,
+  as Sonnet 2's repr does, with its 80-character limit and layout.
+  """
+  labels = [f"{k}=" if k else "" for k, _ in arguments]
+  shown = ", ".join(l + repr(v) for l, (_, v) in zip(labels, arguments))
+  line = f"{cls_name}({shown})"
+  if len(line) <= _REPR_WIDTH:
+    return line
+  parts = []
+  for label, (_, value) in zip(labels, arguments):
+    lines = pprint.pformat(value).splitlines() or [""]
+    # Continuation lines line up under the value's first character.
+    lines[1:] = [" " * len(label) + l for l in lines[1:]]
+    parts.append(label + "\n".join(lines))
+  body = ",\n".join(parts)
+  body = "\n".join("    " + l for l in body.splitlines())
+  return f"{cls_name}(\n{body},\n)"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -240,6 +285,5 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
     return found
 
   def __repr__(self) -> str:
-    arguments = self.__dict__.get("_ctor_arguments", ())
-    shown = ", ".join(f"{k}={v!r}" for k, v in arguments)
-    return f"{type(self).__name__}({shown})"
+    return _call_repr(type(self).__name__,
+                      self.__dict__.get("_ctor_arguments", ()))

@@ -96,10 +96,15 @@ class _Once:
   """Callable wrapper returned by `once`; binds per instance like a method."""
 
   def __init__(self, fn: Callable[..., None]):
-    functools.update_wrapper(self, fn)
+    functools.update_wrapper(self, fn)  # Copies only what `fn` has.
     self.fn = fn
+    # Sonnet 2 marks its once-wrappers with the wrapped function.
+    self.__snt_once_wrapped__ = fn
     self._done = False  # Used when decorating a plain function.
-    self._key = f"_once_done:{fn.__qualname__}"
+    # Callable objects and partials have no __qualname__.
+    label = (getattr(fn, "__qualname__", None) or
+             f"{type(fn).__name__}@{id(fn)}")
+    self._key = f"_once_done:{label}"
     # AutoGraph must not rewrite the locking and rollback code when a module
     # is first called inside tf.function.
     self._first_call = tf.autograph.experimental.do_not_convert(
