@@ -165,7 +165,8 @@ def test_scale_passed_when_created():
     ({"create_offset": False, "offset_init": snt.initializers.Ones()},
      "LayerNorm: Cannot set `offset_init` if `create_offset=False`"),
     ({"eps": -1e-3}, "LayerNorm: eps must be a non-negative number"),
-    ({"data_format": "HWC"}, "LayerNorm: Unable to extract channel information from 'HWC'. data_format must be"),
+    ({"data_format": "HWC"}, "LayerNorm: Unable to extract channel "
+     "information from 'HWC'. data_format must be"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
   arguments = {"axis": -1, "create_scale": True, "create_offset": True,

@@ -278,7 +278,8 @@ def test_scale_passed_when_created():
     ({"create_offset": False, "offset_init": snt.initializers.Ones()},
      "BatchNorm: Cannot set `offset_init` if `create_offset=False`"),
     ({"eps": -1.}, "BatchNorm: eps must be a non-negative number, got -1.0."),
-    ({"data_format": "HWCN"}, "BatchNorm: Unable to extract channel information from 'HWCN'. data_format must be"),
+    ({"data_format": "HWCN"}, "BatchNorm: Unable to extract channel "
+     "information from 'HWCN'. data_format must be"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
   arguments = {"create_scale": True, "create_offset": True, **kwargs}

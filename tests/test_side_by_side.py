@@ -216,14 +216,15 @@ def test_eager_numbering_differs_on_purpose():
 
 def test_mlp_layer_names_default_and_reversed():
   seen = {}
+  # pylint: disable=protected-access
   for lib in _both():
     mlp = lib.nets.MLP([2, 3])
-    layers = [layer.name for layer in mlp._layers]  # pylint: disable=protected-access
+    layers = [layer.name for layer in mlp._layers]
     mlp(tf.ones([1, 4]))
     reverse = mlp.reverse()
     reverse(tf.ones([1, 3]))
     seen[lib] = (mlp.name, layers, reverse.name,
-                 [layer.name for layer in reverse._layers],  # pylint: disable=protected-access
+                 [layer.name for layer in reverse._layers],
                  [v.name for v in reverse.variables],
                  [v.name for v in mlp.variables])
   ours, theirs = seen.values()

@@ -392,7 +392,8 @@ class Conv2D(ConvND):
       >>> conv(tf.ones([2, 10, 10, 6]))
       Traceback (most recent call last):
         ...
-      sonnet_like.core.checks.InputShapeError: Conv2D 'conv2d' was built for input channels 3, got 6 ...
+      sonnet_like.core.checks.InputShapeError: Conv2D 'conv2d' was built for
+      input channels 3, got 6 ...
   """
 
   def __init__(self,

@@ -170,13 +170,15 @@ def check_state(module: Any, state: Any, expected: Any, dtype: tf.DType,
                       f"{describe_structure(leaf)}.") from None
     wanted = _show_shape(tail, batch=True)
     if leaf.shape.rank != tail.rank + 1:
-      raise checks.InputShapeError(f"{who} expects {name} of shape {wanted}, got "
-                       f"{_show_shape(leaf.shape, batch=False)}.")
+      raise checks.InputShapeError(
+          f"{who} expects {name} of shape {wanted}, got "
+          f"{_show_shape(leaf.shape, batch=False)}.")
     for axis, size in enumerate(tail.as_list(), start=1):
       got = leaf.shape[axis]
       if got is not None and got != size:
-        raise checks.InputShapeError(f"{who} expects {name} of shape {wanted}, got "
-                         f"{_show_shape(leaf.shape, batch=False)}.")
+        raise checks.InputShapeError(
+            f"{who} expects {name} of shape {wanted}, got "
+            f"{_show_shape(leaf.shape, batch=False)}.")
       if got is None:
         asserts.append(tf.debugging.assert_equal(
             tf.shape(leaf)[axis], size,
