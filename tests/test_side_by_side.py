@@ -340,3 +340,41 @@ def test_once_wraps_callables_without_a_qualname():
     partial()
     partial()
     assert (target.calls, calls) == (1, [1]), lib
+
+
+# --- optimizers and deterministic initializers: same numbers. ---
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.optimizers.SGD(0.1),
+    lambda lib: lib.optimizers.Momentum(0.1, 0.9),
+    lambda lib: lib.optimizers.Momentum(0.1, 0.9, use_nesterov=True),
+    lambda lib: lib.optimizers.Adam(0.1),
+    lambda lib: lib.optimizers.RMSProp(0.1),
+    lambda lib: lib.optimizers.RMSProp(0.1, momentum=0.5, centered=True),
+], ids=["sgd", "momentum", "nesterov", "adam", "rmsprop", "rmsprop_centered"])
+def test_optimizer_steps_match(make):
+  rng = np.random.default_rng(0)
+  grads = [rng.normal(size=(3, 2)).astype(np.float32) for _ in range(3)]
+  results = []
+  for lib in _both():
+    optimizer = make(lib)
+    parameter = tf.Variable(np.ones([3, 2], np.float32), name="p")
+    for g in grads:
+      optimizer.apply([tf.constant(g)], [parameter])
+    results.append(parameter.numpy())
+  np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.initializers.Zeros(),
+    lambda lib: lib.initializers.Ones(),
+    lambda lib: lib.initializers.Constant(2.5),
+    lambda lib: lib.initializers.Identity(gain=3.),
+], ids=["zeros", "ones", "constant", "identity"])
+@pytest.mark.parametrize("shape,dtype", [([3, 4], tf.float32),
+                                         ([2, 3, 3], tf.float64)])
+def test_deterministic_initializers_match(make, shape, dtype):
+  ours, theirs = (make(lib)(shape, dtype) for lib in _both())
+  assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+  np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
