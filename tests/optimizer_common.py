@@ -360,7 +360,7 @@ def test_sparse_update_shape_mismatch(case):
 
 
 def test_update_dtype_mismatch(case):
-  with pytest.raises(ValueError, match="has dtype float64; cast it"):
+  with pytest.raises(ValueError, match="DType of update .* is not equal to that of parameter: float64; cast it"):
     case.make().apply([tf.ones([2], tf.float64)], [tf.Variable(tf.ones([2]))])
 
 

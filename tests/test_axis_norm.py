@@ -105,8 +105,8 @@ def test_unknown_batch_in_tf_function():
 
 @pytest.mark.parametrize("axis", ["1", 1.5, [1, "2"], None])
 def test_bad_axis(axis):
-  with pytest.raises(ValueError, match="LayerNorm: axis must be an int, a "
-                     "slice or a sequence of ints"):
+  with pytest.raises(ValueError, match="LayerNorm: `axis` should be an int, "
+                     "slice or iterable of ints"):
     snt.LayerNorm(axis, True, True)
 
 
@@ -161,11 +161,12 @@ def test_scale_passed_when_created():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"create_scale": False, "scale_init": snt.initializers.Ones()},
-     "LayerNorm: scale_init must be None when create_scale=False."),
+     "LayerNorm: Cannot set `scale_init` if `create_scale=False`"),
     ({"create_offset": False, "offset_init": snt.initializers.Ones()},
-     "LayerNorm: offset_init must be None when create_offset=False."),
+     "LayerNorm: Cannot set `offset_init` if `create_offset=False`"),
     ({"eps": -1e-3}, "LayerNorm: eps must be a non-negative number"),
-    ({"data_format": "HWC"}, "LayerNorm: data_format must be"),
+    ({"data_format": "HWC"}, "LayerNorm: Unable to extract channel "
+     "information from 'HWC'. data_format must be"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
   arguments = {"axis": -1, "create_scale": True, "create_offset": True,
@@ -175,5 +176,5 @@ def test_bad_constructor_arguments(kwargs, match):
 
 
 def test_instance_norm_bad_data_format():
-  with pytest.raises(ValueError, match="InstanceNorm: data_format must be"):
+  with pytest.raises(ValueError, match="InstanceNorm: Unable to extract channel information"):
     snt.InstanceNorm(True, True, data_format="bad")

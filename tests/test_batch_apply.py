@@ -49,7 +49,7 @@ def test_example_is_first_tensor_with_enough_axes():
 
 
 def test_no_tensor_input_is_an_error():
-  with pytest.raises(ValueError, match="BatchApply .ba.* needs at least one"):
+  with pytest.raises(ValueError, match="BatchApply .ba.*: BatchApply requires at least one tensor input"):
     snt.BatchApply(lambda: 1, name="ba")()
 
 

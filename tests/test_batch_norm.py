@@ -175,8 +175,8 @@ def test_numpy_bool_is_training():
 
 @pytest.mark.parametrize("decay_rate", [0., 1., -0.5, 1.5])
 def test_bad_decay_rate(decay_rate):
-  with pytest.raises(ValueError, match=r"BatchNorm: decay_rate must be a "
-                     r"number in \(0, 1\), got"):
+  with pytest.raises(ValueError, match=r"BatchNorm: decay_rate must be in "
+                     r"range \(0, 1\), got"):
     snt.BatchNorm(True, True, decay_rate=decay_rate)
 
 
@@ -274,11 +274,12 @@ def test_scale_passed_when_created():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"create_scale": False, "scale_init": snt.initializers.Ones()},
-     "BatchNorm: scale_init must be None when create_scale=False."),
+     "BatchNorm: Cannot set `scale_init` if `create_scale=False`"),
     ({"create_offset": False, "offset_init": snt.initializers.Ones()},
-     "BatchNorm: offset_init must be None when create_offset=False."),
+     "BatchNorm: Cannot set `offset_init` if `create_offset=False`"),
     ({"eps": -1.}, "BatchNorm: eps must be a non-negative number, got -1.0."),
-    ({"data_format": "HWCN"}, "BatchNorm: data_format must be"),
+    ({"data_format": "HWCN"}, "BatchNorm: Unable to extract channel "
+     "information from 'HWCN'. data_format must be"),
 ])
 def test_bad_constructor_arguments(kwargs, match):
   arguments = {"create_scale": True, "create_offset": True, **kwargs}

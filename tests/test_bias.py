@@ -86,9 +86,9 @@ def test_bad_constructor_arguments(kwargs, match):
 def test_bad_first_inputs():
   with pytest.raises(ValueError, match="rank >= 2"):
     snt.Bias()(tf.ones([3]))
-  with pytest.raises(ValueError, match="axis 4, which is out of range"):
+  with pytest.raises(ValueError, match=r"dimension 4 \(bias_dims=\(4,\)\) is out of range for input of rank 2"):
     snt.Bias(bias_dims=[4])(tf.ones([2, 3]))
-  with pytest.raises(ValueError, match="axis -2, which is the batch axis"):
+  with pytest.raises(ValueError, match=r"dimension -2 \(bias_dims=\(-2,\)\) is the batch axis"):
     snt.Bias(bias_dims=[-2])(tf.ones([2, 3]))
   bias = snt.Bias(name="retry")
   with pytest.raises(ValueError):

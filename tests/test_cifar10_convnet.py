@@ -130,8 +130,8 @@ def test_initializers_are_used():
 
 
 def test_lengths_must_match():
-  with pytest.raises(ValueError, match="Cifar10ConvNet: output_channels and "
-                     "strides must have the same length, got 3 and 2"):
+  with pytest.raises(ValueError, match="Cifar10ConvNet: The length of "
+                     "`output_channels` and `strides` must be equal, got 3 and 2"):
     snt.nets.Cifar10ConvNet(output_channels=(4, 6, 8), strides=(1, 2))
 
 

@@ -319,7 +319,8 @@ def test_wrong_rank_after_build():
 def test_unsupported_dtype(dtype):
   module = snt.Conv2D(4, 3, name="d")
   with pytest.raises(TypeError, match=f"Conv2D 'd[_0-9]*' expects a float16, "
-                     f"bfloat16, float32 or float64 input, got {dtype.name}"):
+                     f"bfloat16, float32 or float64 input. Expected floating "
+                     f"point type, got {dtype.name}"):
     module(tf.zeros([1, 5, 5, 3], dtype))
   assert not hasattr(module, "w")
 
@@ -372,7 +373,8 @@ def test_bad_padding_function_output():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(kernel_shape=(3, 3, 3)), "Conv2D: kernel_shape must be a positive "
-     r"int or a sequence of 2 positive ints, got \(3, 3, 3\)."),
+     r"int or a sequence of 2 positive ints: kernel_shape must be a scalar "
+     r"or sequence of length 1 or sequence of length 2, got \(3, 3, 3\)."),
     (dict(kernel_shape=0), "kernel_shape must be a positive int"),
     (dict(stride=(1, 0)), "stride must be a positive int"),
     (dict(rate=1.5), "rate must be a positive int"),

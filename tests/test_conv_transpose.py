@@ -254,7 +254,8 @@ def test_wrong_rank():
 def test_bad_dtypes():
   module = snt.Conv1DTranspose(2, 3, name="up")
   with pytest.raises(TypeError, match="expects a float16, bfloat16, float32 "
-                     "or float64 input, got int64"):
+                     "or float64 input. Expected floating point type, got "
+                     "int64"):
     module(tf.zeros([1, 4, 3], tf.int64))
   module(tf.zeros([1, 4, 3]))
   with pytest.raises(TypeError, match="was built for float32 inputs, got "
@@ -270,13 +271,13 @@ def test_unknown_channels_at_build():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(padding="FULL"), "Conv2DTranspose: padding must be 'SAME' or "
-     "'VALID', got 'FULL'."),
-    (dict(padding=snt.pad.same), "padding must be 'SAME' or 'VALID'"),
+    (dict(padding="FULL"), "Conv2DTranspose only takes string padding, "
+     "please provide either `SAME` or `VALID`, got 'FULL'."),
+    (dict(padding=snt.pad.same), "only takes string padding"),
     (dict(kernel_shape=(1, 2, 3)), "kernel_shape must be a positive int or "
      "a sequence of 2 positive ints"),
-    (dict(output_shape=(4, 4, 4)), "output_shape must be a positive int or "
-     r"a sequence of 2 positive ints, got \(4, 4, 4\)."),
+    (dict(output_shape=(4, 4, 4)), "The output_shape must be of length 2 "
+     r"but instead was 3 \(output_shape=\(4, 4, 4\)\)."),
     (dict(output_shape=(2, 8), padding="VALID"), "output_shape must be at "
      r"least the effective kernel size \(3, 3\) with VALID padding"),
     (dict(stride=0), "stride must be a positive int"),

@@ -245,5 +245,5 @@ def test_constructor_errors_name_the_class():
     snt.distribute.CrossReplicaBatchNorm(
         True, True, snt.ExponentialMovingAverage(0.5),
         snt.ExponentialMovingAverage(0.5), eps=-1)
-  with pytest.raises(ValueError, match="CrossReplicaBatchNorm: data_format"):
+  with pytest.raises(ValueError, match="CrossReplicaBatchNorm: Unable to extract channel information"):
     _make(data_format="HWCN?")

@@ -95,11 +95,12 @@ def test_residual_needs_matching_sizes():
 
 
 def test_constructor_errors():
-  with pytest.raises(ValueError, match="deep_rnn_with_skip_connections: "
-                     "every layer must be an RNNCore, got layers"):
+  with pytest.raises(ValueError, match="deep_rnn_with_skip_connections "
+                     "requires all layers to be instances of RNNCore, got "
+                     "layers"):
     snt.deep_rnn_with_skip_connections([snt.LSTM(2), tf.nn.relu])
-  with pytest.raises(ValueError, match="deep_rnn_with_residual_connections: "
-                     "every layer must be an RNNCore"):
+  with pytest.raises(ValueError, match="deep_rnn_with_residual_connections "
+                     "requires all layers to be instances of RNNCore"):
     snt.deep_rnn_with_residual_connections([snt.Linear(2)])
   with pytest.raises(TypeError, match=r"DeepRNN: layers\[1\] must be an "
                      "RNNCore or a callable, got 3"):

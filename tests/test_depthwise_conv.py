@@ -153,7 +153,7 @@ def test_wrong_rank():
 def test_bad_dtypes():
   module = snt.DepthwiseConv2D(3)
   with pytest.raises(TypeError, match="expects a float16, bfloat16, float32 "
-                     "or float64 input, got uint8"):
+                     "or float64 input. Expected floating point type, got uint8"):
     module(tf.zeros([1, 4, 4, 3], tf.uint8))
   module(tf.zeros([1, 4, 4, 3]))
   with pytest.raises(TypeError, match="was built for float32 inputs, got "

@@ -78,5 +78,5 @@ def test_bad_is_training(flag):
 
 def test_integer_input_rejected():
   with pytest.raises(TypeError, match="Dropout 'drop_int' expects a "
-                     "floating-point input, got int32"):
+                     "floating-point input. Expected floating point type, got int32"):
     snt.Dropout(0.5, name="drop_int")(tf.ones([2], tf.int32), True)

@@ -95,11 +95,11 @@ def test_out_of_range_ids_raise_inside_tf_function():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(), "vocab_size must be given unless existing_vocab"),
+    (dict(), "Must provide one of vocab_size or existing_vocab"),
     (dict(vocab_size=0), "vocab_size must be a positive int"),
     (dict(vocab_size=3.5), "vocab_size must be a positive int"),
     (dict(vocab_size=3, embed_dim=0), "embed_dim must be a positive int"),
-    (dict(vocab_size=3, existing_vocab=np.ones([3, 2])), "must be None"),
+    (dict(vocab_size=3, existing_vocab=np.ones([3, 2])), "none of `vocab_size`, `embedding_dim`, `initializer` are needed"),
     (dict(existing_vocab=np.ones([3])), "must be a matrix"),
 ])
 def test_bad_constructor_arguments(kwargs, match):

@@ -114,7 +114,7 @@ def test_bad_groups(groups):
 
 
 def test_bad_axis():
-  with pytest.raises(ValueError, match="GroupNorm: axis must be an int"):
+  with pytest.raises(ValueError, match="GroupNorm: `axis` should be an int"):
     snt.GroupNorm(2, axis="1")
 
 
@@ -144,6 +144,6 @@ def test_scale_passed_when_created():
 
 
 def test_scale_init_without_scale():
-  with pytest.raises(ValueError, match="GroupNorm: scale_init must be None "
-                     "when create_scale=False."):
+  with pytest.raises(ValueError, match="GroupNorm: Cannot set `scale_init` "
+                     "if `create_scale=False`"):
     snt.GroupNorm(2, create_scale=False, scale_init=snt.initializers.Ones())

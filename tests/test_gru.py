@@ -76,8 +76,8 @@ def test_input_errors():
   gru(tf.ones([3, 4]), gru.initial_state(3))
   with pytest.raises(ValueError, match="built for input size 4, got 7"):
     gru(tf.ones([3, 7]), gru.initial_state(3))
-  with pytest.raises(TypeError, match="constructed with dtype float32, got "
-                     "int32"):
+  with pytest.raises(TypeError, match="constructed with dtype float32: inputs "
+                     "must have dtype tf.float32, got tf.int32"):
     gru(tf.ones([3, 4], tf.int32), gru.initial_state(3))
 
 

@@ -55,19 +55,19 @@ def test_identity_batched():
 @pytest.mark.parametrize("make,error,match", [
     (lambda: snt.initializers.Constant([1, 2]), TypeError, "scalar"),
     (lambda: snt.initializers.VarianceScaling(scale=0.), ValueError,
-     "positive, got 0.0"),
+     "`scale` must be positive float, got 0.0"),
     (lambda: snt.initializers.VarianceScaling(mode="fan"), ValueError,
-     "got 'fan'"),
+     "Invalid `mode` argument: 'fan'"),
     (lambda: snt.initializers.VarianceScaling(distribution="x"), ValueError,
-     "got 'x'"),
+     "Invalid `distribution` argument: 'x'"),
     (lambda: snt.initializers.Identity()([3], tf.float32), ValueError,
-     "rank >= 2"),
+     "The tensor to initialize must be at least two-dimensional"),
     (lambda: snt.initializers.Orthogonal()([3], tf.float32), ValueError,
-     "rank >= 2"),
+     "The tensor to initialize must be at least two-dimensional"),
     (lambda: snt.initializers.TruncatedNormal()([3], tf.int32), TypeError,
-     "floating-point dtype, got int32"),
+     "floating-point dtype: Expected floating point type, got int32"),
     (lambda: snt.initializers.Zeros()([3], tf.string), TypeError,
-     "numerical dtype, got string"),
+     "Expected integer or floating point type, got string"),
 ])
 def test_bad_arguments(make, error, match):
   with pytest.raises(error, match=match):

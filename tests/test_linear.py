@@ -84,7 +84,7 @@ def test_wrong_rank():
 
 
 def test_non_float_input():
-  with pytest.raises(TypeError, match="floating-point input, got int32"):
+  with pytest.raises(TypeError, match="floating-point input. Expected floating point type, got int32"):
     snt.Linear(2)(tf.ones([1, 4], tf.int32))
 
 

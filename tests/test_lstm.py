@@ -174,8 +174,8 @@ def test_input_size_changes():
 
 def test_input_dtype_differs_from_dtype_argument():
   lstm = snt.LSTM(4)
-  with pytest.raises(TypeError, match="constructed with dtype float32, got "
-                     "float64 inputs"):
+  with pytest.raises(TypeError, match="constructed with dtype float32: inputs "
+                     "must have dtype tf.float32, got tf.float64"):
     lstm(tf.ones([2, 3], tf.float64), lstm.initial_state(2))
 
 
@@ -184,7 +184,7 @@ def test_input_dtype_differs_from_dtype_argument():
     (dict(hidden_size=4, projection_size=-1),
      "LSTM: projection_size must be a positive int, got -1."),
     (dict(hidden_size=4, projection_init=snt.initializers.Zeros()),
-     "LSTM: projection_init must be None when projection_size is None"),
+     "LSTM: projection_init must be None when projection is not used"),
 ])
 def test_constructor_errors(kwargs, match):
   with pytest.raises(ValueError, match=match):

@@ -113,13 +113,14 @@ def test_nets_namespace():
 def test_is_training_required_with_dropout():
   mlp = snt.nets.MLP([3], dropout_rate=0.2, name="mlp_drop")
   with pytest.raises(ValueError, match=r"MLP 'mlp_drop\w*' uses dropout "
-                     r"\(dropout_rate=0.2\), so is_training must be passed"):
+                     r"\(dropout_rate=0.2\): The `is_training` argument is "
+                     "required when dropout is used"):
     mlp(tf.ones([1, 2]))
 
 
 def test_is_training_without_dropout():
-  with pytest.raises(ValueError, match="has no dropout, so is_training must "
-                     "not be passed"):
+  with pytest.raises(ValueError, match="has no dropout .*: The `is_training` "
+                     "argument should only be used with dropout"):
     snt.nets.MLP([3])(tf.ones([1, 2]), is_training=True)
 
 
@@ -136,8 +137,8 @@ def test_bad_dropout_rate(rate):
 
 
 def test_b_init_without_bias():
-  with pytest.raises(ValueError, match="MLP: b_init must be None when "
-                     "with_bias=False."):
+  with pytest.raises(ValueError, match="MLP: When with_bias=False b_init must "
+                     "not be set"):
     snt.nets.MLP([3], with_bias=False, b_init=snt.initializers.Zeros())
 
 
@@ -168,6 +169,6 @@ def test_input_size_mismatch_names_the_layer():
 
 def test_variable_dropout_rate_requires_is_training():
   mlp = snt.nets.MLP([3, 2], dropout_rate=tf.Variable(0.5))
-  with pytest.raises(ValueError, match="is_training must be passed"):
+  with pytest.raises(ValueError, match="`is_training` argument is required"):
     mlp(tf.ones([1, 2]))
   assert mlp(tf.ones([1, 2]), is_training=False).shape == [1, 2]

@@ -81,7 +81,7 @@ def test_is_a_metric():
 @pytest.mark.parametrize("decay", [-0.1, 1.0, 1.5, "0.9", True])
 def test_bad_decay(decay):
   with pytest.raises(ValueError, match=r"ExponentialMovingAverage: decay must "
-                     r"be a number in \[0, 1\)"):
+                     r"be in range \[0, 1\)"):
     snt.ExponentialMovingAverage(decay)
 
 

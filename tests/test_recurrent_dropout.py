@@ -52,7 +52,7 @@ def test_unrolls_with_none_masks(compiled):
 
 def test_bad_dropout_and_state():
   with pytest.raises(ValueError, match=r"lstm_with_recurrent_dropout: "
-                     r"dropout must be in \[0, 1\), got 1.0."):
+                     r"dropout must be in the range \[0, 1\), got 1.0."):
     snt.lstm_with_recurrent_dropout(4, dropout=1.0)
   train, test = snt.lstm_with_recurrent_dropout(4)
   with pytest.raises(ValueError, match=r"expects prev_state to be "

@@ -95,7 +95,7 @@ def test_regularizer_is_abstract_and_extensible():
                                  snt.regularizers.OffDiagonalOrthogonal])
 def test_negative_scale(cls):
   with pytest.raises(ValueError,
-                     match=rf"{cls.__name__}: scale must be >= 0, got -0.1\."):
+                     match=rf"{cls.__name__}: scale must be >=0, got -0.1\."):
     cls(-0.1)
 
 

@@ -111,9 +111,9 @@ def test_element_counts_checked_when_run():
 
 
 def test_rank_below_preserve_dims():
-  with pytest.raises(ValueError, match=r"Reshape 'rs_rank\w*' expects an "
-                     r"input of rank >= 3 \(preserve_dims=3\), got shape "
-                     r"\(2, 3\)"):
+  with pytest.raises(ValueError, match=r"Reshape 'rs_rank\w*': Input tensor has 2 "
+                     r"dimensions, should have at least as many as "
+                     r"preserve_dims=3 \(input shape \(2, 3\)\)"):
     snt.Reshape((-1,), preserve_dims=3, name="rs_rank")(tf.ones([2, 3]))
 
 

@@ -159,7 +159,7 @@ def test_bad_bn_config():
                      r"\['create_scale'\]"):
     snt.nets.ResNet50(10, bn_config={"create_scale": False})
   with pytest.raises(ValueError, match=r"ResNet: bn_config\['decay_rate'\] "
-                     r"must be a number in \(0, 1\)"):
+                     r"must be in range \(0, 1\)"):
     snt.nets.ResNet([1, 1, 1, 1], 10, bn_config={"decay_rate": 1.5})
   with pytest.raises(TypeError, match="ResNet: bn_config must be a mapping"):
     snt.nets.ResNet([1, 1, 1, 1], 10, bn_config=0.9)

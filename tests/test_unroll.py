@@ -137,8 +137,8 @@ def test_dynamic_under_xla(lstm):
 def test_static_needs_known_number_of_steps(lstm):
   f = tf.function(lambda x: snt.static_unroll(lstm, x, lstm.initial_state(2)),
                   input_signature=[tf.TensorSpec([None, 2, 3])])
-  with pytest.raises(ValueError, match=r"static_unroll: the number of time "
-                     r"steps .* must be known when tracing, got shape "
+  with pytest.raises(ValueError, match=r"static_unroll: input_sequence must have a "
+                     r"statically known number of time steps .* got shape "
                      r"\[None, 2, 3\]. Use dynamic_unroll"):
     f.get_concrete_function()
 

@@ -333,8 +333,8 @@ def test_scalar_input():
 
 @pytest.mark.parametrize("decay", [0., 1., 1.5, -0.1, "0.9", True])
 def test_ema_bad_decay(decay):
-  with pytest.raises(ValueError, match=r"VectorQuantizerEMA: decay must be a "
-                     r"number in \(0, 1\)"):
+  with pytest.raises(ValueError, match=r"VectorQuantizerEMA: decay must be in "
+                     r"range \(0, 1\)"):
     snt.nets.VectorQuantizerEMA(4, 6, commitment_cost=0.25, decay=decay)
 
 

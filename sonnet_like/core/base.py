@@ -3,6 +3,7 @@
 import abc
 import functools
 import inspect
+import pprint
 import re
 import threading
 from typing import Any, Callable, TypeVar
@@ -35,11 +36,16 @@ If the module is stateless, allow an empty result:
     class MyStatelessModule(snt.Module): ...
 """
 
+# `{phrase}` is Sonnet 2's wording for the same mistake (code matches it).
 SUPER_INIT_ERROR = (
-    "{cls}.__init__ must call super().__init__(name=name) before calling any "
-    "other method of the module (methods run inside the module's name scope, "
-    "which the base constructor creates). Mark methods that must run earlier "
-    "with @snt.no_name_scope.")
+    "{phrase}: {cls}.__init__ must call super().__init__(name=name) before "
+    "calling any other method of the module (methods run inside the module's "
+    "name scope, which the base constructor creates). Mark methods that must "
+    "run earlier with @snt.no_name_scope.")
+_NEVER_CALLED = ("Constructing a snt.Module without calling the super "
+                 "constructor is not supported")
+_CALLED_LATE = ("The super constructor must be called before any other "
+                "methods in your constructor")
 
 
 def no_name_scope(method: T) -> T:
@@ -61,8 +67,23 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
   def scoped(self, *args, **kwargs):
     scope = self.__dict__.get("_scope_name")
     if scope is None:
-      raise AttributeError(SUPER_INIT_ERROR.format(cls=type(self).__name__))
+      raise AttributeError(SUPER_INIT_ERROR.format(
+          phrase=_CALLED_LATE, cls=type(self).__name__))
     with tf.name_scope(scope):
+      return method(self, *args, **kwargs)
+
+  return scoped
+
+
+_TF_FUNCTION_TYPE = type(tf.function(lambda: None, autograph=False))
+
+
+def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
+  """`method` in its module's name scope, for a `tf.function`'s body."""
+
+  @functools.wraps(method)
+  def scoped(self, *args, **kwargs):
+    with tf.name_scope(self.__dict__["_scope_name"]):
       return method(self, *args, **kwargs)
 
   return scoped
@@ -81,6 +102,11 @@ def _scoped_member(key: str, value: Any) -> Any:
     return None
   if once_lib.is_once(value):
     value.fn = with_name_scope(value.fn)
+    return value
+  if isinstance(value, _TF_FUNCTION_TYPE):
+    # The scope is entered inside the traced function (its ops are named
+    # "module/..."), as Sonnet 2 does; tf.function keeps one object.
+    value._decorate(_scope_inside_trace)  # pylint: disable=protected-access
     return value
   if inspect.isfunction(value):
     return with_name_scope(value)
@@ -112,7 +138,8 @@ class ModuleMetaclass(abc.ABCMeta):
       while len(stack) > depth:
         stack.pop().__exit__(None, None, None)
     if "_scope_name" not in module.__dict__:
-      raise ValueError(SUPER_INIT_ERROR.format(cls=cls.__name__))
+      raise ValueError(SUPER_INIT_ERROR.format(phrase=_NEVER_CALLED,
+                                               cls=cls.__name__))
     object.__setattr__(module, "_ctor_arguments", _arguments(cls, args, kwargs))
     return module
 
@@ -137,10 +164,35 @@ def _arguments(cls, args, kwargs) -> tuple:
     if parameter.kind == parameter.VAR_KEYWORD:
       shown.extend(value.items())
     elif parameter.kind == parameter.VAR_POSITIONAL:
-      shown.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
+      shown.extend(("", v) for v in value)  # Shown bare, as passed.
     elif not _same(value, parameter.default):
       shown.append((key, value))
   return tuple(shown)
+
+
+_REPR_WIDTH = 80
+
+
+def _call_repr(cls_name: str, arguments: tuple) -> str:
+  """`Cls(a=1, b=2)`; one argument per line when that is too wide.
+
+  Positional extras (`*args`) are shown bare, keyword ones as `name=value`,
+  as Sonnet 2's repr does, with its 80-character limit and layout.
+  """
+  labels = [f"{k}=" if k else "" for k, _ in arguments]
+  shown = ", ".join(l + repr(v) for l, (_, v) in zip(labels, arguments))
+  line = f"{cls_name}({shown})"
+  if len(line) <= _REPR_WIDTH:
+    return line
+  parts = []
+  for label, (_, value) in zip(labels, arguments):
+    lines = pprint.pformat(value).splitlines() or [""]
+    # Continuation lines line up under the value's first character.
+    lines[1:] = [" " * len(label) + l for l in lines[1:]]
+    parts.append(label + "\n".join(lines))
+  body = ",\n".join(parts)
+  body = "\n".join("    " + l for l in body.splitlines())
+  return f"{cls_name}(\n{body},\n)"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -233,6 +285,5 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
     return found
 
   def __repr__(self) -> str:
-    arguments = self.__dict__.get("_ctor_arguments", ())
-    shown = ", ".join(f"{k}={v!r}" for k, v in arguments)
-    return f"{type(self).__name__}({shown})"
+    return _call_repr(type(self).__name__,
+                      self.__dict__.get("_ctor_arguments", ()))

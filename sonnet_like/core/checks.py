@@ -13,17 +13,54 @@ import tensorflow as tf
 from sonnet_like.core import mixed_precision
 
 
+class InputShapeError(ValueError, tf.errors.InvalidArgumentError):
+  """An input whose rank or size does not fit the module.
+
+  Sonnet 2 reports some of these mistakes itself (a `ValueError`) and leaves
+  others to the TensorFlow kernel (`tf.errors.InvalidArgumentError`); this
+  error is both, so an `except` clause written for either still catches it.
+  """
+
+  def __init__(self, message: str):
+    tf.errors.InvalidArgumentError.__init__(self, None, None, message)
+    self.args = (message,)
+
+
+class InputDTypeError(TypeError, ValueError, tf.errors.InvalidArgumentError):
+  """An input or requested dtype the module cannot use.
+
+  A `TypeError`, and also each type Sonnet 2 or the kernel it reaches
+  raises for the same mistake (`ValueError` from its initializers,
+  `tf.errors.InvalidArgumentError` from an op).
+  """
+
+  def __init__(self, message: str):
+    tf.errors.InvalidArgumentError.__init__(self, None, None, message)
+    self.args = (message,)
+
+
 def describe(module: Any) -> str:
   """`Linear 'encoder/linear'`: the class and full name of a module."""
   name = getattr(module, "module_name", None) or getattr(module, "name", "")
   return f"{type(module).__name__} {name!r}"
 
 
+class ArgumentTypeError(TypeError, ValueError):
+  """A constructor argument of the wrong form.
+
+  Sonnet 2 raises a `TypeError` for some of these (e.g. a kernel shape of
+  the wrong length); our other argument checks raise `ValueError`. This is
+  both.
+  """
+
+
 def check_floating(module: Any, inputs: tf.Tensor) -> None:
   dtype = tf.as_dtype(inputs.dtype)
   if not (dtype.is_floating or dtype.is_complex):
-    raise TypeError(f"{describe(module)} expects a floating-point input, got "
-                    f"{dtype.name}. Cast it first, e.g. tf.cast(x, tf.float32).")
+    raise InputDTypeError(
+        f"{describe(module)} expects a floating-point input. Expected "
+        f"floating point type, got {dtype.name}. Cast it first, e.g. "
+        "tf.cast(x, tf.float32).")
 
 
 def check_built_dtype(module: Any, inputs: tf.Tensor,
@@ -36,35 +73,56 @@ def check_built_dtype(module: Any, inputs: tf.Tensor,
   if inputs.dtype != built_dtype and not (
       tf.as_dtype(built_dtype).is_floating and
       inputs.dtype == mixed_precision.compute_dtype()):
-    raise TypeError(f"{describe(module)} was built for {built_dtype.name} "
-                    f"inputs, got {tf.as_dtype(inputs.dtype).name}.")
+    raise InputDTypeError(
+        f"{describe(module)} was built for {built_dtype.name} inputs, got "
+        f"{tf.as_dtype(inputs.dtype).name}.")
 
 
 def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
-               min_rank: int | None = None, layout: str = "") -> None:
-  """Checks the static rank; `layout` (e.g. "[N, H, W, C]") is shown."""
+               min_rank: int | None = None, layout: str = "",
+               built: bool = False) -> None:
+  """Checks the static rank; `layout` (e.g. "[N, H, W, C]") is shown.
+
+  `built=True` says `rank` is the rank the module was built for (the
+  message then says that it cannot change, as Sonnet's does).
+  """
   actual = inputs.shape.rank
   if actual is None:
-    raise ValueError(f"{describe(module)} needs an input of known rank, got "
-                     "a tensor of unknown rank.")
+    raise InputShapeError(f"{describe(module)} needs an input of known rank, "
+                          "got a tensor of unknown rank.")
   if rank is not None and actual != rank:
-    expected = f"a rank-{rank} input {layout}".rstrip()
+    expected, wanted = f"a rank-{rank} input {layout}".rstrip(), str(rank)
   elif min_rank is not None and actual < min_rank:
     expected = f"an input of rank >= {min_rank} {layout}".rstrip()
+    wanted = f">= {min_rank}"
   else:
     return
-  raise ValueError(f"{describe(module)} expects {expected}, got shape "
-                   f"{_shape(inputs)} (rank {actual}).")
+  # The second sentence is Sonnet's wording for the same mistake.
+  sonnet_phrase = (
+      f"The rank of the inputs cannot change between calls (built for rank "
+      f"{rank})." if built else f"Shape {_shape(inputs)} must have rank "
+      f"{wanted}.")
+  raise InputShapeError(
+      f"{describe(module)} expects {expected}, got shape {_shape(inputs)} "
+      f"(rank {actual}). {sonnet_phrase}")
+
+
+# Sonnet 2's wording for the same mistake, kept in ours (code matches it).
+_UNKNOWN_DIM_PHRASES = {
+    "input size": " Input size must be specified at module build time.",
+    "number of input channels": " The number of input channels must be known.",
+}
 
 
 def known_dim(module: Any, inputs: tf.Tensor, axis: int, what: str) -> int:
   """The static size of `axis`, or an error saying how to make it known."""
   size = inputs.shape[axis]
   if size is None:
+    phrase = _UNKNOWN_DIM_PHRASES.get(what, "")
     raise ValueError(
         f"{describe(module)} needs the {what} (axis {axis}) when it is built, "
-        f"but the input has shape {_shape(inputs)}. Call the module once on "
-        "an example input before tracing, or give the tf.function an "
+        f"but the input has shape {_shape(inputs)}.{phrase} Call the module "
+        "once on an example input before tracing, or give the tf.function an "
         f"input_signature in which axis {axis} is known.")
   return int(size)
 
@@ -83,7 +141,7 @@ def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
   message = (f"{describe(module)} was built for {what} {expected}, got "
              "{got}" + f" (input shape {_shape(inputs)}).")
   if size is not None:
-    raise ValueError(message.format(got=size))
+    raise InputShapeError(message.format(got=size))
   check = tf.debugging.assert_equal(
       tf.shape(inputs)[axis], expected,
       message=message.format(got="a different size"))

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import checks
 from sonnet_like.core import types
 
 __all__ = [
@@ -25,16 +26,18 @@ _TRUNCATED_UNIT_STDDEV = .87962566103423978
 def _numerical(owner: Any, dtype: tf.DType) -> tf.DType:
   dtype = tf.as_dtype(dtype)
   if not (dtype.is_floating or dtype.is_integer or dtype.is_complex):
-    raise TypeError(f"{type(owner).__name__} needs a numerical dtype, got "
-                    f"{dtype.name}.")
+    raise checks.InputDTypeError(
+        f"{type(owner).__name__} needs a numerical dtype: Expected integer or "
+        f"floating point type, got {dtype.name}.")
   return dtype
 
 
 def _floating(owner: Any, dtype: tf.DType) -> tf.DType:
   dtype = tf.as_dtype(dtype)
   if not dtype.is_floating:
-    raise TypeError(f"{type(owner).__name__} needs a floating-point dtype, "
-                    f"got {dtype.name}.")
+    raise checks.InputDTypeError(
+        f"{type(owner).__name__} needs a floating-point dtype: Expected "
+        f"floating point type, got {dtype.name}.")
   return dtype
 
 
@@ -73,7 +76,8 @@ class Constant(Initializer):
 
   def __init__(self, value: float | int):
     if not np.isscalar(value):
-      raise TypeError(f"Constant: value must be a scalar, got {value!r}.")
+      raise TypeError(f"Constant: Invalid type for value: {type(value)} "
+                      f"(expected scalar), got {value!r}.")
     self.value = value
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
@@ -132,7 +136,8 @@ class Identity(Initializer):
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     dims = _static_shape(shape)
     if len(dims) < 2:
-      raise ValueError(f"Identity needs a shape of rank >= 2, got {dims}.")
+      raise ValueError(f"Identity: The tensor to initialize must be at least "
+                       f"two-dimensional, got shape {dims}.")
     eye = tf.eye(dims[-2], dims[-1], batch_shape=dims[:-2] or None,
                  dtype=_numerical(self, dtype))
     return self.gain * eye
@@ -151,7 +156,8 @@ class Orthogonal(Initializer):
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     dims = _static_shape(shape)
     if len(dims) < 2:
-      raise ValueError(f"Orthogonal needs a shape of rank >= 2, got {dims}.")
+      raise ValueError(f"Orthogonal: The tensor to initialize must be at least "
+                       f"two-dimensional, got shape {dims}.")
     rows, cols = math.prod(dims[:-1]), dims[-1]
     noise = tf.random.normal([max(rows, cols), min(rows, cols)],
                              dtype=_floating(self, dtype), seed=self.seed)
@@ -183,15 +189,16 @@ class VarianceScaling(Initializer):
                distribution: str = "truncated_normal",
                seed: int | None = None):
     if scale <= 0.:
-      raise ValueError(f"VarianceScaling: scale must be positive, got {scale}.")
+      raise ValueError(f"VarianceScaling: `scale` must be positive float, got "
+                       f"{scale}.")
     if mode not in ("fan_in", "fan_out", "fan_avg"):
-      raise ValueError("VarianceScaling: mode must be 'fan_in', 'fan_out' or "
-                       f"'fan_avg', got {mode!r}.")
+      raise ValueError(f"VarianceScaling: Invalid `mode` argument: {mode!r}; "
+                       "it must be 'fan_in', 'fan_out' or 'fan_avg'.")
     distribution = distribution.lower()
     if distribution not in ("truncated_normal", "normal", "uniform"):
-      raise ValueError("VarianceScaling: distribution must be "
-                       "'truncated_normal', 'normal' or 'uniform', got "
-                       f"{distribution!r}.")
+      raise ValueError("VarianceScaling: Invalid `distribution` argument: "
+                       f"{distribution!r}; it must be 'truncated_normal', "
+                       "'normal' or 'uniform'.")
     self.scale = scale
     self.mode = mode
     self.distribution = distribution

@@ -96,10 +96,15 @@ class _Once:
   """Callable wrapper returned by `once`; binds per instance like a method."""
 
   def __init__(self, fn: Callable[..., None]):
-    functools.update_wrapper(self, fn)
+    functools.update_wrapper(self, fn)  # Copies only what `fn` has.
     self.fn = fn
+    # Sonnet 2 marks its once-wrappers with the wrapped function.
+    self.__snt_once_wrapped__ = fn
     self._done = False  # Used when decorating a plain function.
-    self._key = f"_once_done:{fn.__qualname__}"
+    # Callable objects and partials have no __qualname__.
+    label = (getattr(fn, "__qualname__", None) or
+             f"{type(fn).__name__}@{id(fn)}")
+    self._key = f"_once_done:{label}"
     # AutoGraph must not rewrite the locking and rollback code when a module
     # is first called inside tf.function.
     self._first_call = tf.autograph.experimental.do_not_convert(
@@ -139,8 +144,9 @@ class _Once:
 def _check_no_output(output: Any, fn: Callable[..., Any]) -> None:
   if output is not None:
     raise ValueError(
-        f"@once function {fn.__qualname__} returned {output!r}; a @once "
-        "function runs only on the first call, so it must return None.")
+        f"@snt.once decorated functions cannot return values: "
+        f"{getattr(fn, '__qualname__', fn)!r} returned {output!r} (it runs "
+        "only on the first call, so it must return None).")
 
 
 def once(f: Callable[..., None]) -> Callable[..., None]:

@@ -39,9 +39,10 @@ def channel_index(data_format: str, owner: str = "") -> int:
     return -1
   if data_format == "channels_first" or data_format.startswith("NC"):
     return 1
-  raise ValueError(f"{owner + ': ' if owner else ''}data_format must be "
+  raise ValueError(f"{owner + ': ' if owner else ''}Unable to extract channel "
+                   f"information from {data_format!r}. data_format must be "
                    "'channels_last', 'channels_first' or a layout such as "
-                   f"'NHWC' or 'NCHW', got {data_format!r}.")
+                   "'NHWC' or 'NCHW'.")
 
 
 def describe_value(value: Any) -> str:

@@ -23,7 +23,7 @@ def check_axis(owner: str, axis: Any) -> None:
   if (isinstance(axis, collections.abc.Iterable) and
       not isinstance(axis, (str, bytes)) and all(_is_int(a) for a in axis)):
     return
-  raise ValueError(f"{owner}: axis must be an int, a slice or a sequence of "
+  raise ValueError(f"{owner}: `axis` should be an int, slice or iterable of "
                    f"ints, got {axis!r}.")
 
 
@@ -74,11 +74,12 @@ class AxisNormBase(base.Module):
       raise ValueError(f"{cls}: eps must be a non-negative number, got "
                        f"{eps!r}.")
     if not create_scale and scale_init is not None:
-      raise ValueError(f"{cls}: scale_init must be None when "
-                       "create_scale=False.")
+      raise ValueError(f"{cls}: Cannot set `scale_init` if "
+                       f"`create_scale=False`, got scale_init={scale_init!r}.")
     if not create_offset and offset_init is not None:
-      raise ValueError(f"{cls}: offset_init must be None when "
-                       "create_offset=False.")
+      raise ValueError(f"{cls}: Cannot set `offset_init` if "
+                       f"`create_offset=False`, got offset_init="
+                       f"{offset_init!r}.")
     self._channel_index = utils.channel_index(data_format, cls)
     self._data_format = data_format
     self._create_scale = create_scale
@@ -121,12 +122,13 @@ class AxisNormBase(base.Module):
     for kind, value, created in (("scale", scale, self._create_scale),
                                  ("offset", offset, self._create_offset)):
       if created and value is not None:
-        raise ValueError(f"{checks.describe(self)} learns its own {kind} "
-                         f"(create_{kind}=True), so {kind} cannot be passed.")
+        raise ValueError(f"{checks.describe(self)} learns its own {kind}: "
+                         f"Cannot pass `{kind}` at call time if "
+                         f"`create_{kind}=True`.")
 
   def _check_like_built(self, inputs: tf.Tensor) -> tf.Tensor:
     """Checks rank, dtype and channels against the first call."""
-    checks.check_rank(self, inputs, rank=self._rank)
+    checks.check_rank(self, inputs, rank=self._rank, built=True)
     checks.check_built_dtype(self, inputs, self._dtype)
     if self._channels is None:
       return inputs

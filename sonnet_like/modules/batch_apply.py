@@ -48,8 +48,9 @@ class BatchApply(base.Module):
     tensors = [x for x in tf.nest.flatten((args, kwargs))
                if isinstance(x, (tf.Tensor, tf.Variable))]
     if not tensors:
-      raise ValueError(f"{checks.describe(self)} needs at least one tensor "
-                       "argument to take the leading axes from, got none.")
+      raise ValueError(f"{checks.describe(self)}: BatchApply requires at least "
+                       "one tensor input (to take the leading axes from), got "
+                       "none.")
     merged = [x for x in tensors if x.shape.rank is None or
               x.shape.rank >= self.num_dims]
     if not merged:  # Nothing to fold: every input has too few axes.

@@ -82,11 +82,12 @@ class BaseBatchNorm(base.Module):
       raise ValueError(f"{cls}: eps must be a non-negative number, got "
                        f"{eps!r}.")
     if not create_scale and scale_init is not None:
-      raise ValueError(f"{cls}: scale_init must be None when "
-                       "create_scale=False.")
+      raise ValueError(f"{cls}: Cannot set `scale_init` if "
+                       f"`create_scale=False`, got scale_init={scale_init!r}.")
     if not create_offset and offset_init is not None:
-      raise ValueError(f"{cls}: offset_init must be None when "
-                       "create_offset=False.")
+      raise ValueError(f"{cls}: Cannot set `offset_init` if "
+                       f"`create_offset=False`, got offset_init="
+                       f"{offset_init!r}.")
     self._channel_index = utils.channel_index(data_format, cls)
     self._data_format = data_format
     self._create_scale = create_scale
@@ -146,14 +147,16 @@ class BaseBatchNorm(base.Module):
     checks.check_is_training(self, is_training)
     checks.check_is_training(self, test_local_stats, "test_local_stats")
     if self._create_scale and scale is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own scale "
-                       "(create_scale=True), so scale cannot be passed.")
+      raise ValueError(f"{checks.describe(self)} learns its own scale: "
+                       "Cannot pass `scale` at call time if "
+                       "`create_scale=True`.")
     if self._create_offset and offset is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own offset "
-                       "(create_offset=True), so offset cannot be passed.")
+      raise ValueError(f"{checks.describe(self)} learns its own offset: "
+                       "Cannot pass `offset` at call time if "
+                       "`create_offset=True`.")
     inputs = tf.convert_to_tensor(inputs)
     self._initialize(inputs)
-    checks.check_rank(self, inputs, rank=self._rank)
+    checks.check_rank(self, inputs, rank=self._rank, built=True)
     checks.check_built_dtype(self, inputs, self._dtype)
     inputs = checks.check_dim(self, inputs, self._channel_axis,
                               self._channels, "channels")

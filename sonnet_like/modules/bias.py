@@ -68,8 +68,9 @@ class Bias(base.Module):
         raise ValueError(f"Bias: bias_dims must be a sequence of ints, got "
                          f"{bias_dims!r}.")
       if 0 in bias_dims:
-        raise ValueError("Bias: bias_dims must not contain 0: the bias cannot "
-                         f"cover the batch axis, got {bias_dims!r}.")
+        raise ValueError("Bias: bias_dims must not contain 0. Cannot apply "
+                         "bias across the minibatch dimension, got "
+                         f"bias_dims={bias_dims!r}.")
     self.output_size = output_size
     self.bias_dims = bias_dims
     self.b_init = initializers.Zeros() if b_init is None else b_init
@@ -83,9 +84,8 @@ class Bias(base.Module):
       if got != self.output_size:
         raise ValueError(
             f"{checks.describe(self)} was constructed with output_size="
-            f"{self.output_size}, so it expects inputs of shape [batch, "
-            f"{', '.join(map(str, self.output_size))}], got shape "
-            f"{tuple(inputs.shape.as_list())}.")
+            f"{self.output_size}. Input shape must be "
+            f"{(-1,) + self.output_size} not {tuple(inputs.shape.as_list())}.")
     self.input_size = inputs.shape[1:]
     self.dtype = inputs.dtype
     shape = self._bias_shape(inputs, rank)
@@ -100,11 +100,12 @@ class Bias(base.Module):
       for dim in self.bias_dims:
         axis = dim % rank if -rank <= dim < rank else None
         if axis is None or axis == 0:
-          reason = ("is the batch axis" if axis == 0 else
-                    f"is out of range for an input of rank {rank}")
+          reason = ("is the batch axis: Cannot apply bias across the "
+                    "minibatch dimension" if axis == 0 else
+                    f"is out of range for input of rank {rank}")
           raise ValueError(
-              f"{checks.describe(self)}: bias_dims={list(self.bias_dims)} "
-              f"names axis {dim}, which {reason} (input shape "
+              f"{checks.describe(self)}: dimension {dim} (bias_dims="
+              f"{tuple(self.bias_dims)}) {reason} (input shape "
               f"{tuple(inputs.shape.as_list())}).")
         axes.append(axis)
     if not axes:

@@ -55,8 +55,10 @@ def positive_ints(owner: str, argument: str, value: Any,
   if len(values) == 1:
     values *= n
   if len(values) != n or not all(_is_int(v) and v >= 1 for v in values):
-    raise ValueError(f"{owner}: {argument} must be a positive int or a "
-                     f"sequence of {n} positive ints, got {value!r}.")
+    raise checks.ArgumentTypeError(
+        f"{owner}: {argument} must be a positive int or a sequence of {n} "
+        f"positive ints: {argument} must be a scalar or sequence of length 1 "
+        f"or sequence of length {n}, got {value!r}.")
   return tuple(int(v) for v in values)
 
 
@@ -119,10 +121,10 @@ def check_build_input(module: Any, inputs: tf.Tensor, n: int,
   checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format))
   dtype = tf.as_dtype(inputs.dtype)
   if dtype not in SUPPORTED_DTYPES:
-    raise TypeError(
+    raise checks.InputDTypeError(
         f"{checks.describe(module)} expects a float16, bfloat16, float32 or "
-        f"float64 input, got {dtype.name}. Cast it first, e.g. "
-        "tf.cast(x, tf.float32).")
+        f"float64 input. Expected floating point type, got {dtype.name}. "
+        "Cast it first, e.g. tf.cast(x, tf.float32).")
 
 
 def check_call_input(module: Any, inputs: tf.Tensor, n: int, data_format: str,
@@ -390,7 +392,8 @@ class Conv2D(ConvND):
       >>> conv(tf.ones([2, 10, 10, 6]))
       Traceback (most recent call last):
         ...
-      ValueError: Conv2D 'conv2d' was built for input channels 3, got 6 ...
+      sonnet_like.core.checks.InputShapeError: Conv2D 'conv2d' was built for
+      input channels 3, got 6 ...
   """
 
   def __init__(self,

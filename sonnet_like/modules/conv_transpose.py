@@ -132,7 +132,12 @@ class ConvNDTranspose(base.Module):
     self._kernel = conv.positive_ints(owner, "kernel_shape", kernel_shape, n)
     self._stride = conv.positive_ints(owner, "stride", stride, n)
     self._rate = conv.positive_ints(owner, "rate", rate, n)
-    self.padding = conv.string_padding(owner, padding)
+    if not isinstance(padding, str) or padding.upper() not in ("SAME",
+                                                               "VALID"):
+      raise checks.ArgumentTypeError(
+          f"{owner} only takes string padding, please provide either `SAME` "
+          f"or `VALID`, got {padding!r}.")
+    self.padding = padding.upper()
     self.kernel_shape = kernel_shape
     self.stride = stride
     self.rate = rate
@@ -141,6 +146,10 @@ class ConvNDTranspose(base.Module):
     if output_shape is not None:
       if isinstance(output_shape, tf.TensorShape):
         output_shape = output_shape.as_list()
+      if isinstance(output_shape, (list, tuple)) and len(output_shape) != n:
+        raise ValueError(
+            f"{owner}: The output_shape must be of length {n} but instead "
+            f"was {len(output_shape)} (output_shape={output_shape!r}).")
       self.output_shape = conv.positive_ints(owner, "output_shape",
                                              output_shape, n)
       if self.padding == "VALID" and any(

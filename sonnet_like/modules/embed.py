@@ -27,8 +27,8 @@ def embedding_dim(vocab_size: int) -> int:
     ValueError: if `vocab_size` is not positive.
   """
   if not vocab_size or vocab_size <= 0:
-    raise ValueError(f"Embed: vocab_size must be a positive int, got "
-                     f"{vocab_size!r}.")
+    raise ValueError(f"Embed: Invalid vocab_size {vocab_size!r}: it must be a "
+                     "positive int.")
   return int(round(6.0 * math.sqrt(math.sqrt(vocab_size))))
 
 
@@ -98,12 +98,13 @@ to 100. ...
     """
     super().__init__(name=name)
     if vocab_size is None and existing_vocab is None:
-      raise ValueError("Embed: vocab_size must be given unless existing_vocab "
-                       "is, got neither.")
+      raise ValueError("Embed: Must provide one of vocab_size or "
+                       "existing_vocab, got neither.")
     if existing_vocab is not None and (vocab_size or embed_dim or initializer):
       raise ValueError(
-          "Embed: vocab_size, embed_dim and initializer must be None when "
-          "existing_vocab is given (they are read from it), got "
+          "Embed: If `existing_vocab` is provided, none of `vocab_size`, "
+          "`embedding_dim`, `initializer` are needed (they are read from it), "
+          "got "
           f"vocab_size={vocab_size!r}, embed_dim={embed_dim!r}, "
           f"initializer={initializer!r}.")
     dtype = tf.as_dtype(dtype)
@@ -153,8 +154,9 @@ to 100. ...
   def _checked_ids(self, inputs: Any) -> tf.Tensor:
     ids = tf.convert_to_tensor(inputs)
     if not ids.dtype.is_integer:
-      raise TypeError(f"{checks.describe(self)} expects integer ids, got "
-                      f"{ids.dtype.name}.")
+      raise checks.InputDTypeError(
+          f"{checks.describe(self)} expects integer ids, got "
+          f"{ids.dtype.name}.")
     if ids.dtype not in (tf.int32, tf.int64):
       ids = tf.cast(ids, tf.int64)
     low, high = tf.reduce_min(ids), tf.reduce_max(ids)
@@ -195,5 +197,6 @@ def _in_xla() -> bool:
 def _check_positive(argument: str, value: Any) -> None:
   if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or (
       value < 1):
-    raise ValueError(f"Embed: {argument} must be a positive int, got "
+    raise ValueError(f"Embed: Invalid {argument} {value!r}: {argument} must "
+                     "be a positive int, got "
                      f"{value!r}.")

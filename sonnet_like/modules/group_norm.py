@@ -67,7 +67,9 @@ class GroupNorm(axis_norm.AxisNormBase):
     if channels % self._groups:
       raise ValueError(
           f"{checks.describe(self)} cannot split {channels} channels into "
-          f"{self._groups} groups: groups must divide the number of channels.")
+          f"{self._groups} groups. The number of channels must be divisible "
+          f"by the number of groups, was channels = {channels}, groups = "
+          f"{self._groups}.")
     self._channels = channels
     axes = axis_norm.resolve_axes(self, self._axis, self._rank)
     # Grouped layout: the channel axis becomes [groups, channels per group].

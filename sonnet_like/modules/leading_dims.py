@@ -43,7 +43,7 @@ def merge_leading_dims(x: Any, num_dims: int) -> Any:
     return x
   shape = x.shape
   if shape.rank is None:
-    raise ValueError("merge_leading_dims: cannot merge the leading axes of a "
+    raise ValueError("merge_leading_dims: Can't merge leading dimensions of "
                      "tensor of unknown rank; give it a static rank first "
                      "(e.g. an input_signature with a known number of axes).")
   if num_dims > shape.rank:

@@ -85,8 +85,9 @@ class _Accumulator(Metric):
     self.initialize(value)
     checks.check_built_dtype(self, value, self.sum.dtype)
     if not value.shape.is_compatible_with(self.sum.shape):
-      raise ValueError(f"{checks.describe(self)} was built for values of "
-                       f"shape {self.sum.shape}, got {value.shape}.")
+      raise checks.InputShapeError(
+          f"{checks.describe(self)} was built for values of shape "
+          f"{self.sum.shape}, got {value.shape}.")
     return value
 
   def _check_updated(self) -> None:

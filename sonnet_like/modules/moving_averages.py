@@ -23,8 +23,8 @@ def check_decay(owner: str, argument: str, decay: types.FloatLike,
   if (not isinstance(decay, numbers.Real) or isinstance(decay, bool) or
       not (low_ok(decay) and decay < 1)):
     interval = "[0, 1)" if low_inclusive else "(0, 1)"
-    raise ValueError(f"{owner}: {argument} must be a number in {interval}, "
-                     f"got {decay!r}.")
+    raise ValueError(f"{owner}: {argument} must be in range {interval}, got "
+                     f"{decay!r}.")
 
 
 class ExponentialMovingAverage(metrics.Metric):
@@ -112,10 +112,10 @@ class ExponentialMovingAverage(metrics.Metric):
 
   def _check_like_average(self, value: tf.Tensor) -> None:
     if value.dtype != self.average.dtype:
-      raise TypeError(f"{checks.describe(self)} was built for "
-                      f"{self.average.dtype.name} values, got "
-                      f"{value.dtype.name}.")
+      raise checks.InputDTypeError(
+          f"{checks.describe(self)} was built for {self.average.dtype.name} "
+          f"values, got {value.dtype.name}.")
     if not value.shape.is_compatible_with(self.average.shape):
-      raise ValueError(f"{checks.describe(self)} was built for values of "
-                       f"shape {self.average.shape}, got "
-                       f"{value.shape}.")
+      raise checks.InputShapeError(
+          f"{checks.describe(self)} was built for values of shape "
+          f"{self.average.shape}, got {value.shape}.")

@@ -131,7 +131,7 @@ def _check_scale(owner: str, scale: Any) -> Any:
     raise ValueError(f"{owner}: scale must be a scalar, got "
                      f"{utils.describe_value(scale)}.")
   if scale < 0:
-    raise ValueError(f"{owner}: scale must be >= 0, got {scale!r}.")
+    raise ValueError(f"{owner}: scale must be >=0, got {scale!r}.")
   return scale
 
 

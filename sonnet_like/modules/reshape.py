@@ -112,8 +112,13 @@ class Reshape(base.Module):
                    name=name or f"{self.name}_reversed")
 
   def _check_rank(self, inputs: tf.Tensor) -> None:
-    checks.check_rank(self, inputs, min_rank=self._preserve_dims,
-                      layout=f"(preserve_dims={self._preserve_dims})")
+    rank = inputs.shape.rank
+    if rank is not None and rank < self._preserve_dims:
+      raise checks.InputShapeError(
+          f"{checks.describe(self)}: Input tensor has {rank} dimensions, "
+          "should have at least as many as preserve_dims="
+          f"{self._preserve_dims} (input shape {tuple(inputs.shape)}).")
+    checks.check_rank(self, inputs, min_rank=self._preserve_dims)
 
   def _mismatch(self, inputs: tf.Tensor, count: object) -> str:
     trailing = inputs.shape[self._preserve_dims:]
@@ -127,11 +132,11 @@ class Reshape(base.Module):
     known = math.prod(d for d in self._output_shape if d != -1)
     if -1 in self._output_shape:
       if (known == 0 and count != 0) or (known and count % known):
-        raise ValueError(self._mismatch(inputs, count))
+        raise checks.InputShapeError(self._mismatch(inputs, count))
       wildcard = count // known if known else 0
       return [wildcard if d == -1 else d for d in self._output_shape]
     if count != known:
-      raise ValueError(self._mismatch(inputs, count))
+      raise checks.InputShapeError(self._mismatch(inputs, count))
     return list(self._output_shape)
 
   def _check_count_when_run(self, inputs: tf.Tensor) -> tf.Tensor:

@@ -50,7 +50,8 @@ class Sequential(base.Module):
     for i, layer in enumerate(self._layers):
       if not callable(layer):
         raise TypeError(f"Sequential: layers must all be callable, got "
-                        f"{layer!r} at index {i}.")
+                        f"{layer!r} at index {i} "
+                        f"('{type(layer).__name__}' object is not callable).")
     if all(_stateless(layer) for layer in self._layers):
       base.allow_empty_variables(self)
 

@@ -80,8 +80,8 @@ class Cifar10ConvNet(base.Module):
     strides = _positive_ints(owner, "strides", strides)
     if len(strides) != len(output_channels):
       raise ValueError(
-          f"{owner}: output_channels and strides must have the same length, "
-          f"got {len(output_channels)} and {len(strides)}.")
+          f"{owner}: The length of `output_channels` and `strides` must be "
+          f"equal, got {len(output_channels)} and {len(strides)}.")
     self._num_classes = int(num_classes)
     self._data_format = data_format
     self._output_channels = output_channels

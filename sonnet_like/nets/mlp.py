@@ -51,7 +51,8 @@ class MLP(base.Module):
     """
     super().__init__(name=name)
     if not with_bias and b_init is not None:
-      raise ValueError("MLP: b_init must be None when with_bias=False.")
+      raise ValueError("MLP: When with_bias=False b_init must not be set, "
+                       f"got b_init={b_init!r}.")
     if not callable(activation):
       raise TypeError(f"MLP: activation must be callable, got "
                       f"{activation!r}.")
@@ -90,11 +91,13 @@ class MLP(base.Module):
     """
     if self._use_dropout and is_training is None:
       raise ValueError(f"{checks.describe(self)} uses dropout "
-                       f"(dropout_rate={self._dropout_rate!r}), so "
-                       "is_training must be passed: mlp(x, is_training=...).")
+                       f"(dropout_rate={self._dropout_rate!r}): The "
+                       "`is_training` argument is required when dropout is "
+                       "used. Call mlp(x, is_training=...).")
     if not self._use_dropout and is_training is not None:
-      raise ValueError(f"{checks.describe(self)} has no dropout, so "
-                       "is_training must not be passed (as in Sonnet).")
+      raise ValueError(f"{checks.describe(self)} has no dropout "
+                       "(dropout_rate=None): The `is_training` argument should "
+                       "only be used with dropout.")
     if self._use_dropout:
       checks.check_is_training(self, is_training)
     last = len(self._layers) - 1

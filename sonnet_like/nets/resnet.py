@@ -228,8 +228,12 @@ def _four(owner: str, argument: str, value: Any, minimum: int,
       v >= minimum for v in value)):
     length = (f" (length {len(value)})" if isinstance(value, (list, tuple))
               else "")
+    # Sonnet's wording for a wrong length is kept for code that matches it.
+    sonnet_phrase = (f" (`{argument}` must be of length 4 not {len(value)})"
+                     if isinstance(value, (list, tuple)) and len(value) != 4
+                     else "")
     raise ValueError(f"{owner}: {argument} must be a sequence of 4 {what}, "
-                     f"got {value!r}{length}.")
+                     f"got {value!r}{length}.{sonnet_phrase}")
   return tuple(int(v) for v in value)
 
 

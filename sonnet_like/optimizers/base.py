@@ -81,20 +81,21 @@ class Optimizer(base.Module):
     """
     who = checks.describe(self)
     updates, parameters = list(updates), list(parameters)
-    if not parameters:
-      raise ValueError(f"{who}: `parameters` cannot be empty.")
     if len(updates) != len(parameters):
       raise ValueError(
           f"{who}: got {len(updates)} updates for {len(parameters)} "
-          "parameters; updates and parameters must be the same length.")
+          "parameters; `updates` and `parameters` must be the same length.")
+    if not parameters:
+      raise ValueError(f"{who}: `parameters` cannot be empty.")
     for i, parameter in enumerate(parameters):
       if not isinstance(parameter, tf.Variable):
         raise TypeError(f"{who}: parameters[{i}] must be a tf.Variable, got "
                         f"{utils.describe_value(parameter)}.")
     if all(update is None for update in updates):
       raise ValueError(
-          f"{who}: all {len(updates)} updates are None, so there is nothing "
-          "to apply. Are the parameters connected to the loss?")
+          f"{who}: No updates provided for any parameter (all "
+          f"{len(updates)} updates are None). Are the parameters connected "
+          "to the loss?")
     if tf.distribute.has_strategy():
       strategy = tf.distribute.get_strategy()
       for parameter in parameters:
@@ -244,11 +245,14 @@ def _check_update(who: str, i: int, update: Any,
     dtype, shape, expected = update.dtype, update.shape, parameter.shape
     kind = "shape"
   if dtype != parameter.dtype:
-    raise ValueError(f"{who}: {what}, dtype {parameter.dtype.name}) has "
-                     f"dtype {dtype.name}; cast it to the parameter's dtype.")
+    raise ValueError(f"{who}: DType of update {what}, dtype "
+                     f"{parameter.dtype.name}) is not equal to that of "
+                     f"parameter: {dtype.name}; cast it to the parameter's "
+                     "dtype.")
   if not shape.is_compatible_with(expected):
-    raise ValueError(f"{who}: {what}, shape {parameter.shape}) has {kind} "
-                     f"{shape}, expected {expected}.")
+    raise checks.InputShapeError(
+        f"{who}: {what}, shape {parameter.shape}) has {kind} {shape}, "
+        f"expected {expected}.")
   return update
 
 

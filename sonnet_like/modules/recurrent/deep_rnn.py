@@ -113,8 +113,8 @@ class DeepRNN(_DeepRNNBase):
 def _require_cores(owner: str, layers: Sequence[Any]) -> None:
   for i, layer in enumerate(layers):
     if not isinstance(layer, rnn_core.RNNCore):
-      raise ValueError(f"{owner}: every layer must be an RNNCore, got "
-                       f"layers[{i}] = {layer!r}.")
+      raise ValueError(f"{owner} requires all layers to be instances of "
+                       f"RNNCore, got layers[{i}] = {layer!r}.")
 
 
 def deep_rnn_with_skip_connections(

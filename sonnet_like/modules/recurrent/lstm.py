@@ -113,8 +113,8 @@ class LSTM(rnn_core.RNNCore):
       state_checks.check_positive_int("LSTM", "projection_size",
                                       projection_size)
     elif projection_init is not None:
-      raise ValueError("LSTM: projection_init must be None when "
-                       "projection_size is None, got "
+      raise ValueError("LSTM: projection_init must be None when projection "
+                       "is not used (projection_size=None), got "
                        f"{projection_init!r}.")
     self._projection_size = projection_size
     self._eff_hidden_size = projection_size or hidden_size

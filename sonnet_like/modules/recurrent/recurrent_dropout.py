@@ -99,8 +99,8 @@ def lstm_with_recurrent_dropout(
     ValueError: if `dropout` is not in `[0, 1)`.
   """
   if not 0 <= dropout < 1:
-    raise ValueError("lstm_with_recurrent_dropout: dropout must be in "
-                     f"[0, 1), got {dropout!r}.")
+    raise ValueError("lstm_with_recurrent_dropout: dropout must be in the "
+                     f"range [0, 1), got {dropout!r}.")
   lstm = lstm_lib.LSTM(hidden_size, **kwargs)
   rates = lstm_lib.LSTMState(hidden=dropout, cell=None)
   return _RecurrentDropoutWrapper(lstm, rates, seed), lstm

@@ -112,10 +112,11 @@ def check_inputs(module: Any, inputs: Any, dtype: tf.DType, rank: int,
 def check_dtype(module: Any, inputs: tf.Tensor, dtype: tf.DType) -> None:
   """The inputs must have the dtype the core was constructed with."""
   if tf.as_dtype(inputs.dtype) != tf.as_dtype(dtype):
-    raise TypeError(
+    raise checks.InputDTypeError(
         f"{checks.describe(module)} was constructed with dtype "
-        f"{tf.as_dtype(dtype).name}, got {tf.as_dtype(inputs.dtype).name} "
-        "inputs. Cast the inputs or pass dtype= to the constructor.")
+        f"{tf.as_dtype(dtype).name}: inputs must have dtype "
+        f"{tf.as_dtype(dtype)!r}, got {tf.as_dtype(inputs.dtype)!r}. Cast the "
+        "inputs or pass dtype= to the constructor.")
 
 
 def check_state(module: Any, state: Any, expected: Any, dtype: tf.DType,
@@ -169,27 +170,29 @@ def check_state(module: Any, state: Any, expected: Any, dtype: tf.DType,
                       f"{describe_structure(leaf)}.") from None
     wanted = _show_shape(tail, batch=True)
     if leaf.shape.rank != tail.rank + 1:
-      raise ValueError(f"{who} expects {name} of shape {wanted}, got "
-                       f"{_show_shape(leaf.shape, batch=False)}.")
+      raise checks.InputShapeError(
+          f"{who} expects {name} of shape {wanted}, got "
+          f"{_show_shape(leaf.shape, batch=False)}.")
     for axis, size in enumerate(tail.as_list(), start=1):
       got = leaf.shape[axis]
       if got is not None and got != size:
-        raise ValueError(f"{who} expects {name} of shape {wanted}, got "
-                         f"{_show_shape(leaf.shape, batch=False)}.")
+        raise checks.InputShapeError(
+            f"{who} expects {name} of shape {wanted}, got "
+            f"{_show_shape(leaf.shape, batch=False)}.")
       if got is None:
         asserts.append(tf.debugging.assert_equal(
             tf.shape(leaf)[axis], size,
             message=f"{who} expects {name} of shape {wanted}, got another "
             "size."))
     if leaf.dtype != tf.as_dtype(dtype):
-      raise TypeError(f"{who} expects {name} of dtype "
+      raise checks.InputDTypeError(f"{who} expects {name} of dtype "
                       f"{tf.as_dtype(dtype).name}, got {leaf.dtype.name}.")
     if batch_tensor is None:
       batch_name, batch_size, batch_tensor = name, leaf.shape[0], leaf
       batch_axis = 0
     elif batch_size is not None and leaf.shape[0] is not None:
       if batch_size != leaf.shape[0]:
-        raise ValueError(f"{who} got {batch_name} with batch size "
+        raise checks.InputShapeError(f"{who} got {batch_name} with batch size "
                          f"{batch_size} but {name} with batch size "
                          f"{leaf.shape[0]}.")
     else:

@@ -2,9 +2,11 @@
 
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import base
+from sonnet_like.core import checks
 from sonnet_like.core import types
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
@@ -90,6 +92,30 @@ class TrainableState(base.Module):
 
   def __call__(self, batch_size: types.IntLike) -> Any:
     """The state tiled to `[batch_size, ...]` per leaf."""
+    batch_size = _check_batch_size(self, batch_size)
     return tf.nest.map_structure(
         lambda v: tf.tile(v, [batch_size] + [1] * (v.shape.rank - 1)),
         self._template)
+
+
+def _check_batch_size(module: Any, batch_size: types.IntLike) -> Any:
+  """`batch_size` if it is >= 0; an error naming `module` otherwise.
+
+  A Python number is checked now; a tensor when the graph runs (an
+  `InvalidArgumentError`, as the tiling kernel would raise, but naming the
+  module).
+  """
+  message = (f"{checks.describe(module)} needs a batch size >= 0, got "
+             "{got}.")
+  if isinstance(batch_size, (int, np.integer)):
+    if batch_size < 0:
+      raise checks.InputShapeError(message.format(got=batch_size))
+    return batch_size
+  batch_size = tf.convert_to_tensor(batch_size)
+  static = tf.get_static_value(batch_size)
+  if static is not None and static < 0:
+    raise checks.InputShapeError(message.format(got=static))
+  check = tf.debugging.assert_non_negative(
+      batch_size, message=message.format(got="a negative number"))
+  with tf.control_dependencies([check]):
+    return tf.identity(batch_size)

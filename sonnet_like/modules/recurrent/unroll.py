@@ -154,8 +154,9 @@ def static_unroll(core: _Core, input_sequence: Any, initial_state: Any,
   flat, num_steps, _ = _check_sequence(owner, input_sequence)
   if num_steps is None:
     raise ValueError(
-        f"{owner}: the number of time steps (axis 0 of input_sequence) must "
-        f"be known when tracing, got shape {flat[0].shape.as_list()}. Use "
+        f"{owner}: input_sequence must have a statically known number of "
+        f"time steps (axis 0) when tracing, got shape "
+        f"{flat[0].shape.as_list()}. Use "
         "dynamic_unroll, or trace with a known number of steps.")
   sequence_length = _check_sequence_length(owner, sequence_length, flat)
   steps = [tf.unstack(x, num=num_steps) for x in flat]
