@@ -1,8 +1,5 @@
 """Tests for the DQN scenario on tiny in-graph environments."""
 
-import os
-import signal
-import textwrap
 
 import keras
 import numpy as np
@@ -13,7 +10,6 @@ import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.scenarios.rl import schedules
 from tests import rl_toys
-from tests import test_resume
 
 
 def _scenario(num_env_steps=1_200, **kwargs):
@@ -211,56 +207,6 @@ def test_errors_name_dqn():
 def _mirrored_strategy():
   from tests import optimizer_common  # pylint: disable=g-import-not-at-top
   return optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
-
-
-_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
-    from tests import rl_toys
-    dqn = snt.scenarios.DQN(
-        num_env_steps=4 * 36, num_envs=4, buffer_size=100, batch_size=16,
-        learning_starts=20, train_every=2, target_update_every=5,
-        epsilon=(1.0, 0.1, 0.5), steps_per_call=3, save_every=6,
-        eval_every=12, eval_episodes=4, save_dir=save_dir, progress=False,
-        hooks=[Slow()], seed=3)
-    q_network = snt.nets.MLP([8, 2], name="q")
-    dqn(q_network, keras.optimizers.Adam(0.01),
-        rl_toys.Guess(num_envs=4, seed=1),
-        eval_env=rl_toys.Guess(num_envs=2, seed=2))
-    arrays = [v.numpy() for v in q_network.trainable_variables]
-    arrays += [v.numpy() for v in dqn.target_network.trainable_variables]
-    arrays += [v.numpy() for v in dqn.buffer.storage]
-    arrays += [dqn.buffer.position.numpy(), dqn.env.sign.numpy(),
-               dqn.env.t.numpy(), dqn.rng.state.numpy()]
-    np.savez(out, *arrays)
-    print("FINISHED", dqn.step)
-""")
-
-
-def test_killed_run_resumes_bitwise(tmp_path):
-  script = tmp_path / "train.py"
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  script.write_text(_SCRIPT.format(root=root))
-  whole = test_resume._start(script, tmp_path / "whole", tmp_path / "w.npz",
-                             0.0)
-  # 0.8 s per call: ~6 s between the checkpoint waited for and the end of
-  # the run, for the kill to land even on a loaded machine.
-  killed = test_resume._start(script, tmp_path / "killed", tmp_path / "k.npz",
-                              0.8)
-  test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=12)
-  killed.send_signal(signal.SIGKILL)
-  killed.communicate()
-  assert killed.returncode == -signal.SIGKILL
-  resumed = test_resume._start(script, tmp_path / "killed",
-                               tmp_path / "k.npz", 0.0)
-  for process in (whole, resumed):
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err[-3000:]
-    assert "FINISHED 36" in out
-    assert ("resuming from" in err) == (process is resumed)
-  expected = test_resume._weights(tmp_path / "w.npz")
-  got = test_resume._weights(tmp_path / "k.npz")
-  assert len(got) == len(expected) == 4 + 4 + 5 + 4
-  for a, b in zip(expected, got):
-    np.testing.assert_array_equal(a, b)
 
 
 def test_gymnasium_id_gets_its_own_evaluation_copy():

@@ -1,9 +1,7 @@
 """PPO: learning (discrete and continuous), one compiled call per rollout and
-update, logs, NaN guard, no retracing, bad input, and exact resume."""
+update, logs, NaN guard, no retracing and bad input (resume, signals and
+the shared NaN checks: test_scenario_table.py)."""
 
-import os
-import signal
-import textwrap
 
 import keras
 import numpy as np
@@ -15,7 +13,6 @@ from sonnet_like import envs
 from sonnet_like.core import utils
 from sonnet_like.scenarios.rl import episodes
 from tests import rl_toys
-from tests import test_resume
 
 
 class Target(envs.Environment):
@@ -195,52 +192,3 @@ def test_bad_call_arguments_are_refused():
   with pytest.raises(ValueError, match="eval_env must have the training "
                      "env's observations and actions"):
     evaluating(*_nets(), optimizer, rl_toys.Guess(4), eval_env=Target(4))
-
-
-_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
-    from tests import rl_toys
-    env, eval_env = rl_toys.Guess(4, seed=5), rl_toys.Guess(4, seed=6)
-    actor = snt.nets.MLP([8, 2], name="actor")
-    critic = snt.nets.MLP([8, 1], name="critic")
-    ppo = snt.scenarios.PPO(num_env_steps=30 * 4 * 6, num_envs=4,
-                            rollout_length=6, num_epochs=2, num_minibatches=3,
-                            save_every=3, eval_every=5, eval_episodes=4,
-                            save_dir=save_dir, progress=False, hooks=[Slow()])
-    ppo(actor, critic, keras.optimizers.Adam(0.01), env, eval_env=eval_env)
-    state = [v.numpy() for v in actor.variables + critic.variables]
-    state += [v.numpy() for v in env.variables + ppo.stats.variables]
-    state.append(ppo.rng.state.numpy())
-    np.savez(out, *state)
-    print("FINISHED", ppo.step)
-""")
-
-
-def test_killed_run_resumes_bitwise(tmp_path):
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  script = tmp_path / "train.py"
-  script.write_text(_SCRIPT.format(root=root))
-
-  # pylint: disable=protected-access
-  def start(name, delay):
-    return test_resume._start(script, tmp_path / name,
-                              tmp_path / f"{name}.npz", delay)
-
-  # 0.4 s per rollout: ~8 s between the checkpoint waited for and the end
-  # of the run, for the kill to land even on a loaded machine.
-  whole, killed = start("whole", 0.0), start("killed", 0.4)
-  test_resume._wait_for_checkpoint(tmp_path / "killed", killed, at_least=9,
-                                   timeout=300)
-  killed.send_signal(signal.SIGKILL)
-  killed.communicate()
-  resumed = start("killed", 0.0)
-  for process in (whole, resumed):
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err[-3000:]
-    assert "FINISHED 30" in out
-  assert "resuming from" in err
-
-  expected = test_resume._weights(tmp_path / "whole.npz")
-  got = test_resume._weights(tmp_path / "killed.npz")
-  assert len(expected) == len(got) > 10
-  for a, b in zip(expected, got):
-    np.testing.assert_array_equal(a, b)

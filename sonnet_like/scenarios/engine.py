@@ -101,6 +101,57 @@ def _sonnet_aggregation(next_creator, **kwargs):
 class Scenario:
   """Base class of scenarios: owns the loop, the checkpoint and the hooks.
 
+  Writing a new scenario: subclass `Scenario`, take models, optimizers and
+  data in `__call__` (hand the data to `self.feed(data, batch_size=...)`,
+  then `return self.run()`) and provide:
+
+  - `models()`: the modules trained, by name; `trackables()`: everything
+    the checkpoint holds (models, optimizers, any other state).
+  - `build()`: creates every variable before the checkpoint is restored:
+    call the models on `self.example_batch()` and
+    `self.build_optimizer(optimizer, variables)`.
+  - `train_step(batch)`: traced, per replica: compute a loss, change weights
+    only with `self.apply_update(optimizer, grads, variables, loss=loss)`
+    and return a dict of scalar logs.
+  - Optionally `next_inputs()` (e.g. noise for the whole global batch from
+    `self.next_batch()`, `self.rng` and `self.split_for_replicas`),
+    `evaluate_now()` and `export(directory)`.
+
+  Draw randomness only from `self.rng` (checkpointed: resume is exact).
+  Resume, the NaN guard, clipping, hooks, logs and strategies come with it:
+
+      >>> import numpy as np, keras, tensorflow as tf, sonnet_like as snt
+      >>> class Denoise(snt.scenarios.Scenario):
+      ...   def __call__(self, model, optimizer, images):
+      ...     self.model, self.optimizer = model, optimizer
+      ...     self.feed(images, batch_size=32)
+      ...     return self.run()
+      ...   def models(self):
+      ...     return {"model": self.model}
+      ...   def trackables(self):
+      ...     return {"model": self.model, "optimizer": self.optimizer}
+      ...   def build(self):
+      ...     self.model(self.example_batch())
+      ...     self.build_optimizer(self.optimizer, self.model.variables)
+      ...   def train_step(self, images):
+      ...     noisy = images + self.rng.normal(tf.shape(images), stddev=0.1)
+      ...     with tf.GradientTape() as tape:
+      ...       loss = tf.reduce_mean((self.model(noisy) - images) ** 2)
+      ...     grads = tape.gradient(loss, self.model.variables)
+      ...     self.apply_update(self.optimizer, grads, self.model.variables,
+      ...                       loss=loss)
+      ...     return {"loss": loss}
+      >>> images = np.random.default_rng(0).uniform(size=(256, 4))
+      >>> run = Denoise(num_steps=200, log_every=20, progress=False)
+      >>> history = run(snt.Linear(4, name="denoiser"),
+      ...               keras.optimizers.Adam(0.05), images)
+      >>> history.train["loss"][-1] < history.train["loss"][0] / 4
+      True
+
+  Under a multi-replica strategy, divide the loss by the global batch size
+  (`self.strategy.num_replicas_in_sync` times this replica's share) and draw
+  per-example noise in `next_inputs`, so N replicas match one device.
+
   Args:
     num_steps: Total number of training steps (across restarts).
     steps_per_call: Steps run inside one compiled call (K). Calls are split at
@@ -223,8 +274,9 @@ class Scenario:
     """Everything else the checkpoint must hold, by name.
 
     Models and optimizers at least; also iterators, replay buffers,
-    environment state, EMA weights. Names must not be "step", "rng" or
-    "skipped", which the engine uses.
+    environment state, EMA weights. Names must not be "step", "rng",
+    "skipped", "finished" or "data", which the engine uses (the fed data's
+    iterator is "data").
     """
     return dict(self.models())
 
@@ -246,7 +298,29 @@ class Scenario:
     """
     if self._iterator is None:
       return None
-    return (data_lib.split_for_replicas(self.strategy, next(self._iterator)),)
+    return (self.split_for_replicas(self.next_batch()),)
+
+  def next_batch(self) -> Any:
+    """Traced, cross-replica: the next global batch of the data fed, whole.
+
+    For a `next_inputs` override that draws per-example noise from
+    `self.rng` for the whole global batch (so a multi-replica run draws what
+    one device would) and then cuts both with `split_for_replicas`.
+    """
+    if self._iterator is None:
+      raise ValueError(f"{type(self).__name__}: no data was fed; call "
+                       "self.feed(data, batch_size=...) in __call__.")
+    return next(self._iterator)
+
+  def split_for_replicas(self, values: Any) -> Any:
+    """Traced, cross-replica: one equal share of each global batch per replica.
+
+    `values` is a nest of tensors whose first axis is the global batch; a
+    tuple comes back as a tuple (of per-replica values), so `next_inputs`
+    can return it as `train_step`'s arguments. With one replica it is
+    `values` itself.
+    """
+    return data_lib.split_for_replicas(self.strategy, values)
 
   def train_step(self, *inputs: Any) -> dict[str, tf.Tensor]:
     """Traced, per replica: one step on `next_inputs()`; returns scalar logs.
