@@ -184,8 +184,9 @@ def train_dqn(poison=False, bad_env=False, num_steps=12, **loop):
   return dqn
 
 
-_BAD_REWARD = (r"environment 'guess': step\(\) returned reward of shape "
-               r"\[4, 1\]; expected \[4\]")
+def _bad_reward(scenario: str) -> str:
+  return (rf"^{scenario}: env: \w+ environment 'guess': step\(\) returned "
+          r"reward of shape \[4, 1\]; expected \[4\]")
 
 
 # ---- The example scenarios (examples/vae.py, examples/contrastive.py) ----
@@ -238,12 +239,12 @@ ROWS = [
         r"^Supervised: train_data must hold \(inputs, targets\)"),
     Row("GAN", train_gan, 12, _bad_gan, r"^GAN: data "),
     Row("REINFORCE", train_reinforce, 12,
-        lambda: train_reinforce(bad_env=True, progress=False), _BAD_REWARD,
-        multi_replica=False),
+        lambda: train_reinforce(bad_env=True, progress=False),
+        _bad_reward("REINFORCE"), multi_replica=False),
     Row("PPO", train_ppo, 12, lambda: train_ppo(bad_env=True, progress=False),
-        _BAD_REWARD, multi_replica=False),
+        _bad_reward("PPO"), multi_replica=False),
     Row("DQN", train_dqn, 12, lambda: train_dqn(bad_env=True, progress=False),
-        _BAD_REWARD, multi_replica=False),
+        _bad_reward("DQN"), multi_replica=False),
     Row("VAE", train_vae, 12, _bad_vae, r"^VAE: train_data must hold"),
     Row("Contrastive", train_contrastive, 12, _bad_contrastive,
         r"^Contrastive: train_data must hold"),

@@ -22,8 +22,8 @@ class ShortObservation(snt.envs.Guess):
 
 
 @pytest.mark.parametrize("env, message", [
-    (WideReward(4), r"WideReward environment 'guess': step\(\) returned reward "
-     r"of shape \[4, 1\]; expected \[4\]"),
+    (WideReward(4), r"WideReward environment 'guess': step\(\) returned "
+     r"reward of shape \[4, 1\]; expected \[4\]"),
     (ShortObservation(4), r"ShortObservation environment 'guess': "
      r"observation\(\) returned observation of shape \[4, 0\]; expected "
      r"\[4, 1\]"),
@@ -40,8 +40,9 @@ def test_rl_scenarios_name_the_environment_and_field(env, message, scenario):
                                     batch_size=4, progress=False)(
                                         snt.Linear(2),
                                         keras.optimizers.Adam(0.01), env)
-  with pytest.raises(ValueError, match=message):
+  with pytest.raises(ValueError, match=message) as info:
     run()
+  assert str(info.value).startswith(f"{scenario}: env: ")
 
 
 def test_shapes_known_only_at_run_time_are_asserted_with_the_same_message():

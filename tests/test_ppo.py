@@ -99,9 +99,10 @@ def test_ppo_learns_guess_with_xla(guess_run):
 
 def test_rollout_and_update_are_one_compiled_call(guess_run):
   ppo, history, env, _ = guess_run
-  # 20 rollouts of 25 steps, yet `env.step` ran in Python once: when the
-  # step was traced. No retracing across calls of 1, 2 or 3 rollouts.
-  assert env.python_steps == 1
+  # 20 rollouts of 25 steps, yet `env.step` ran in Python twice: traced by
+  # the shape check before training and by the step. No retracing across
+  # calls of 1, 2 or 3 rollouts.
+  assert env.python_steps == 2
   assert ppo.train_function.experimental_get_tracing_count() == 1
   assert history.train["env_steps"][-1] == 4_000
 

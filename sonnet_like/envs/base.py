@@ -128,8 +128,8 @@ class Environment(tf.Module):
 
 
 SHAPE_ERROR = (
-    "{env}: {method} returned {field} of shape {got}; expected {expected} "
-    "([num_envs{rest}] with num_envs={n}).")
+    "{owner}{env}: {method} returned {field} of shape {got}; expected "
+    "{expected} ([num_envs{rest}] with num_envs={n}).")
 
 
 def _describe_env(env: Environment) -> str:
@@ -137,20 +137,21 @@ def _describe_env(env: Environment) -> str:
 
 
 def checked(env: Environment, value: tf.Tensor, field: str,
-            method: str = "step()") -> tf.Tensor:
+            method: str = "step()", owner: str | None = None) -> tf.Tensor:
   """`value` with the shape `env` promises for `field`, or a clear error.
 
   `field` is "observation", "final_observation", "reward", "terminated" or
   "truncated". A shape known when tracing is checked then (a `ValueError`
   naming the environment); one known only when the graph runs is asserted
-  there with the same message.
+  there with the same message. `owner` (the scenario using `env`) starts the
+  message, as "PPO: env: ...".
   """
   value = tf.convert_to_tensor(value)
   observation = field in ("observation", "final_observation")
   rest = env.observation_spec.shape.as_list() if observation else []
   expected = [env.num_envs] + rest
   message = SHAPE_ERROR.format(
-      env=_describe_env(env), method=method, field=field,
+      owner=f"{owner}: env: " if owner else "", env=_describe_env(env), method=method, field=field,
       got=value.shape.as_list() if value.shape.rank is not None else "?",
       expected=expected, n=env.num_envs,
       rest=(", *observation_spec.shape" if observation else ""))
@@ -163,7 +164,25 @@ def checked(env: Environment, value: tf.Tensor, field: str,
     return tf.identity(value)
 
 
-def checked_timestep(env: Environment, timestep: TimeStep) -> TimeStep:
+def checked_timestep(env: Environment, timestep: TimeStep,
+                     owner: str | None = None) -> TimeStep:
   """Every field of `env.step`'s result checked with `checked`."""
-  return TimeStep(*(checked(env, value, field)
+  return TimeStep(*(checked(env, value, field, owner=owner)
                     for field, value in zip(TimeStep._fields, timestep)))
+
+
+def check_shapes(env: Environment, owner: str) -> None:
+  """Checks `env`'s observation and step shapes before training.
+
+  Traces (never runs) one `observation()` and one `step()` with a zero
+  action, so a wrong shape is a plain `ValueError` starting with `owner`
+  before the first step, not an error from inside the compiled loop.
+  """
+  spec = env.action_space.spec
+  action = tf.zeros([env.num_envs] + spec.shape.as_list(), spec.dtype)
+
+  def probe():
+    checked(env, env.observation(), "observation", "observation()", owner)
+    checked_timestep(env, env.step(action), owner)
+
+  tf.function(probe, autograph=False).get_concrete_function()

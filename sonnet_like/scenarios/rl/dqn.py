@@ -252,6 +252,7 @@ class DQN(engine.Scenario):
   def build(self):
     env, num_actions = self.env, self.env.action_space.num_actions
     env.reset(seed=self.seed)
+    envs_base.check_shapes(env, "DQN")
     spec = env.observation_spec
     example = tf.zeros([1] + spec.shape.as_list(), spec.dtype)
     values = self.q_network(example)
@@ -335,9 +336,9 @@ class DQN(engine.Scenario):
     step = self._step_var + 1  # This step's number, 1-based.
     epsilon = self.epsilon(self._step_var)
     observation = envs_base.checked(env, env.observation(), "observation",
-                                    "observation()")
+                                    "observation()", "DQN")
     action = self.act(observation, epsilon)
-    timestep = envs_base.checked_timestep(env, env.step(action))
+    timestep = envs_base.checked_timestep(env, env.step(action), "DQN")
     self.stats.update(timestep)
     self.buffer.add(replay.Transition(
         observation=observation, action=action,

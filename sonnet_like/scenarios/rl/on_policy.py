@@ -207,6 +207,7 @@ class OnPolicy(engine.Scenario):
 
   def build(self):
     observation = self.env.reset(seed=self.seed)
+    base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor(observation))
     self.critic_values(observation)
     step_lib.build_optimizer(self.optimizer, self.trainable_variables())
@@ -243,7 +244,8 @@ class OnPolicy(engine.Scenario):
 
   def collect(self) -> rollout.Rollout:
     return rollout.collect(self.env, self.actor, self.policy, self.stats,
-                           self.rng, self.rollout_length)
+                           self.rng, self.rollout_length,
+                           owner=type(self).__name__)
 
   def rollout_values(self, batch: rollout.Rollout):
     """Values of the observations `[T, N]`, of the final observations

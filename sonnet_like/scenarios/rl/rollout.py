@@ -59,7 +59,8 @@ def flatten(x: tf.Tensor) -> tf.Tensor:
 
 def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             policy: policies.Policy, stats: episodes.EpisodeStats,
-            rng: tf.random.Generator, length: int) -> Rollout:
+            rng: tf.random.Generator, length: int,
+            owner: str | None = None) -> Rollout:
   """Steps `env` `length` times with actions sampled from `actor`.
 
   Args:
@@ -69,6 +70,7 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     stats: Updated with every step.
     rng: The only source of randomness (the scenario's checkpointed one).
     length: Steps per environment (a Python int).
+    owner: The scenario collecting, named in shape errors.
 
   Returns:
     A `Rollout`.
@@ -91,7 +93,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     outputs = actor(observation)
     action = policy.sample(outputs, rng)
     log_prob = policy.distribution(outputs).log_prob(action)
-    timestep = base.checked_timestep(env, env.step(policy.to_env(action)))
+    timestep = base.checked_timestep(env, env.step(policy.to_env(action)),
+                                     owner)
     stats.update(timestep)
     values = (observation, action, log_prob,
               tf.cast(timestep.reward, tf.float32), timestep.terminated,
@@ -103,7 +106,7 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     return t + 1, next_observation, arrays
 
   first = tf.cast(base.checked(env, env.observation(), "observation",
-                              "observation()"), spec.dtype)
+                              "observation()", owner), spec.dtype)
   _, last, arrays = tf.while_loop(
       lambda t, *_: t < length, body, (tf.constant(0), first, arrays),
       maximum_iterations=length)
