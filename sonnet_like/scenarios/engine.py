@@ -3,8 +3,8 @@
 A scenario splits into a traced side and a Python side, like Keras'
 `train_step` + `make_train_function`:
 
-- traced: `next_inputs()` (cross-replica, e.g. `next(iterator)`) and
-  `train_step(inputs)` (per replica, returns a dict of scalar logs and changes
+- traced: `next_inputs()` (cross-replica; by default the next batch of the
+  fed data) and `train_step(batch)` (per replica, returns a dict of scalar logs and changes
   weights through `self.apply_update`). The engine compiles them into one
   `tf.function` that runs up to `steps_per_call` steps per call.
 - Python: the loop below, which splits calls at log/eval/save boundaries, runs
@@ -12,8 +12,9 @@ A scenario splits into a traced side and a Python side, like Keras'
 
 A subclass declares what it trains with `models()` and everything that
 decides the rest of the run with `trackables()`; the engine adds the step
-counter, its random generator and the skip counter, and restores all of it
-before the first step. Nothing here assumes one model, one optimizer or a
+counter, its random generator, the skip counter, the "finished" flag and the
+iterator of the data given to `feed`, and restores all of it before the
+first step. Nothing here assumes one model, one optimizer or a
 dataset, so a GAN (several models and optimizers, alternating updates inside
 one step) and RL (environment state and replay buffers as trackables, in-graph
 rollouts in `train_step`) fit the same mould.
