@@ -14,39 +14,18 @@ The module runs in inference mode: a module whose `__call__` takes
 statistics).
 """
 
-import inspect
 import os
 from typing import Any, Callable, Mapping
 
 import tensorflow as tf
 
+from sonnet_like.core import utils
 from sonnet_like.export import signatures as signatures_lib
 
 
-def _is_training_parameter(module: Any) -> inspect.Parameter | None:
-  try:
-    return inspect.signature(module.__call__).parameters.get("is_training")
-  except (TypeError, ValueError):
-    return None
-
-
 def call_for_inference(module: Callable[..., Any], inputs: Any) -> Any:
-  """`module(inputs, is_training=False)` where the module takes it.
-
-  An optional `is_training` (Sonnet's MLP takes it only with dropout) is
-  passed unless the module refuses it with an error that names it.
-  """
-  parameter = _is_training_parameter(module)
-  if parameter is None:
-    return module(inputs)
-  if parameter.default is inspect.Parameter.empty:
-    return module(inputs, is_training=False)
-  try:
-    return module(inputs, is_training=False)
-  except ValueError as error:
-    if "is_training" not in str(error):
-      raise
-    return module(inputs)
+  """`module(inputs, is_training=False)` where the module takes it."""
+  return utils.call_model(module, inputs, training=False)
 
 
 def classifier_outputs(logits: Any) -> dict[str, tf.Tensor]:

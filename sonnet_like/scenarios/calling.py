@@ -6,36 +6,13 @@
     6.0
 """
 
-import inspect
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import utils
 
-def _is_training_parameter(model: Any) -> inspect.Parameter | None:
-  try:  # A function, a lambda, or an object with __call__.
-    return inspect.signature(model).parameters.get("is_training")
-  except (TypeError, ValueError):
-    return None
-
-
-def call_model(model: Any, inputs: Any, training: bool) -> Any:
-  """`model(inputs, is_training=training)` where the model takes it.
-
-  An optional `is_training` (Sonnet's MLP: only with dropout) is passed
-  unless the model refuses it with an error that names it.
-  """
-  parameter = _is_training_parameter(model)
-  if parameter is None:
-    return model(inputs)
-  if parameter.default is inspect.Parameter.empty:
-    return model(inputs, is_training=training)
-  try:
-    return model(inputs, is_training=training)
-  except ValueError as error:
-    if "is_training" not in str(error):
-      raise
-    return model(inputs)
+call_model = utils.call_model  # Lives in core: export uses it too.
 
 
 def build_models(modules: Sequence[Any], call: Callable[[], Any]) -> Any:
