@@ -203,3 +203,10 @@ def test_episode_runner_gives_gymnasium_episode_lengths():
   np.testing.assert_array_equal(result["length"], lengths.reshape(-1))
   np.testing.assert_array_equal(result["return"], lengths.reshape(-1))
   assert gym_adapter.GYMNASIUM_MISSING.startswith("GymEnvironment needs")
+
+
+def test_without_gymnasium_the_error_names_the_extra(monkeypatch):
+  monkeypatch.setitem(sys.modules, "gymnasium", None)  # As if not installed.
+  with pytest.raises(ImportError) as info:
+    gym_adapter.import_gymnasium()
+  assert str(info.value) == gym_adapter.GYMNASIUM_MISSING

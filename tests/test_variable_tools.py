@@ -1,5 +1,8 @@
 """Tests for sonnet_like/modules/variable_tools.py."""
 
+import sys
+
+import pytest
 from absl import logging
 import sonnet as reference
 import tensorflow as tf
@@ -50,3 +53,11 @@ def test_log_variables_logs_each_line(monkeypatch):
   snt.log_variables(layer.variables)
   assert logged == snt.format_variables(layer.variables).split("\n")
   assert len(logged) == 4 and "logged/w" in logged[2]
+
+
+def test_without_tabulate_other_formats_say_how_to_get_it(monkeypatch):
+  monkeypatch.setitem(sys.modules, "tabulate", None)  # As if not installed.
+  with pytest.raises(ValueError, match=r"format_variables: tablefmt 'grid' "
+                     r"needs the tabulate package \(pip install tabulate\)"):
+    snt.format_variables(_variables(), "grid")
+  assert snt.format_variables(_variables())  # 'orgtbl' needs nothing.
