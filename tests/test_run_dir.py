@@ -54,18 +54,31 @@ def test_check_folder_creates_and_refuses_files(tmp_path):
   assert os.listdir(tmp_path / "a" / "b") == []  # The probe is gone.
 
 
-def as_nobody():
+def as_nobody(imports=()):
   """The interpreter and `subprocess` arguments of an unprivileged process.
 
   Root writes through permission bits, so read-only folders are tried as
-  user nobody, with a system Python (the venv's may sit in /root).
+  user nobody, with a system Python given this interpreter's `sys.path`
+  (the venv's may sit in /root). Skips when user nobody cannot import
+  `imports` from there (a venv under a private folder): that is the
+  machine's layout, not the library's behaviour.
   """
+  env = dict(os.environ)
   if os.geteuid() != 0:
-    return sys.executable, {}
+    return sys.executable, dict(env=env)
   python = shutil.which("python3", path="/usr/bin:/bin:/usr/local/bin")
   if python is None:
     pytest.skip("root without a system python3 to run as user nobody")
-  return python, dict(user=65534, group=65534, cwd="/")
+  env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+  kwargs = dict(user=65534, group=65534, cwd="/", env=env)
+  if imports:
+    probe = subprocess.run([python, "-c", "import " + ", ".join(imports)],
+                           capture_output=True, text=True, **kwargs)
+    if probe.returncode != 0:
+      pytest.skip("user nobody cannot import " + ", ".join(imports) +
+                  " from this interpreter's sys.path: " +
+                  probe.stderr.strip().splitlines()[-1])
+  return python, kwargs
 
 
 def test_check_folder_refuses_a_read_only_folder():

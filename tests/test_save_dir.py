@@ -249,21 +249,20 @@ def test_a_killed_run_leaves_a_lock_that_is_taken_over(tmp_path):
 def test_read_only_save_dir_is_refused_before_training(tmp_path):
   # Root writes through permission bits: the run is made as user nobody,
   # in a folder of /tmp (pytest's tmp_path is closed to other users).
-  python, kwargs = test_run_dir.as_nobody()
+  python, kwargs = test_run_dir.as_nobody(
+      imports=("numpy", "tensorflow", "keras", "sonnet_like"))
   base = tempfile.mkdtemp(prefix="read_only_run_")
+  kwargs["env"]["HOME"] = base
   save_dir = os.path.join(base, "run")
   os.mkdir(save_dir)
   script = _script(pathlib.Path(base))
-  env = dict(os.environ, HOME=base)
-  if python != sys.executable:  # The venv's packages for the system Python.
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
   os.chmod(base, 0o755)
   os.chmod(save_dir, 0o555)
   try:
     result = subprocess.run([python, str(script), save_dir,
                              os.path.join(base, "out.npz"), "0"],
-                            capture_output=True, text=True, env=env,
-                            timeout=180, **kwargs)
+                            capture_output=True, text=True, timeout=180,
+                            **kwargs)
     assert result.returncode == 1, result.stderr[-2000:]
     assert (f"FolderError: Supervised: save_dir {save_dir} is not writable "
             "(Permission denied)") in result.stderr
