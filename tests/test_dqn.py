@@ -165,11 +165,11 @@ def test_errors_name_dqn():
   with pytest.raises(ValueError, match="DQN: the environment's actions must "
                      "be Discrete"):
     _scenario()(_q_network(), optimizer, _Box())
-  with pytest.raises(ValueError, match="DQN: eval_every is set but there is "
-                     "no environment to evaluate in"):
+  with pytest.raises(ValueError, match=r"DQN: evaluation \(eval_every=10\) "
+                     "needs eval_env=.*no environment to evaluate in"):
     _scenario(eval_every=10)(_q_network(), optimizer, rl_toys.Guess())
-  with pytest.raises(ValueError, match="DQN: num_envs is 4 but the "
-                     "environment has 2"):
+  with pytest.raises(ValueError, match="DQN: env has 2 environments but "
+                     "num_envs=4"):
     _scenario()(_q_network(), optimizer, rl_toys.Guess(num_envs=2))
   with pytest.raises(ValueError, match="DQN: buffer_size must be at least "
                      r"num_envs \(4\), got 3"):
@@ -199,8 +199,8 @@ def test_errors_name_dqn():
     with pytest.raises(ValueError, match=f"DQN: {next(iter(kwargs))} must"):
       _scenario(**kwargs)
   strategy = _mirrored_strategy()
-  with pytest.raises(ValueError, match="DQN runs under the default strategy "
-                     "only, got MirroredStrategy with 2 replicas"):
+  with pytest.raises(ValueError, match="DQN: RL scenarios run under the default "
+                     "strategy only, got MirroredStrategy with 2 replicas"):
     _scenario(strategy=strategy)
 
 

@@ -7,7 +7,8 @@ import pytest
 
 import sonnet_like as snt
 from sonnet_like import envs
-from sonnet_like.scenarios.rl import on_policy
+from sonnet_like.core import arguments
+from sonnet_like.scenarios.rl import environments
 from tests import rl_toys
 
 
@@ -44,21 +45,21 @@ def test_an_in_graph_environment_is_checkpointed_and_reset_with_the_seed():
 
 def test_same_space_compares_box_bounds():
   box = envs.Box(np.zeros(2), np.ones(2))
-  assert on_policy.same_space(box, envs.Box(np.zeros(2), np.ones(2)))
-  assert not on_policy.same_space(box, envs.Box(np.zeros(2), 2 * np.ones(2)))
-  assert on_policy.same_space(envs.Discrete(2), envs.Discrete(2))
-  assert not on_policy.same_space(envs.Discrete(2), box)
+  assert environments.same_space(box, envs.Box(np.zeros(2), np.ones(2)))
+  assert not environments.same_space(box, envs.Box(np.zeros(2), 2 * np.ones(2)))
+  assert environments.same_space(envs.Discrete(2), envs.Discrete(2))
+  assert not environments.same_space(envs.Discrete(2), box)
 
 
 def test_number_checks():
-  on_policy.check_positive_number("PPO", "x", 0.5, upper=1.0)
-  on_policy.check_non_negative("PPO", "x", 0)
+  arguments.check_positive_number("PPO", "x", 0.5, upper=1.0)
+  arguments.check_non_negative("PPO", "x", 0)
   with pytest.raises(ValueError, match="PPO: x must be a number above 0 and "
                      "at most 1.0, got 2"):
-    on_policy.check_positive_number("PPO", "x", 2, upper=1.0)
+    arguments.check_positive_number("PPO", "x", 2, upper=1.0)
   with pytest.raises(ValueError, match="PPO: x must be a number of at least "
                      "0, got True"):
-    on_policy.check_non_negative("PPO", "x", True)
+    arguments.check_non_negative("PPO", "x", True)
   with pytest.raises(ValueError, match="PPO: log_std_init must be a finite "
                      "number, got nan"):
     snt.scenarios.PPO(100, log_std_init=float("nan"))

@@ -27,6 +27,28 @@ def check_positive_int(owner: str, argument: str, value: Any,
                      f"{' or None' if optional else ''}, got {value!r}.")
 
 
+def check_positive_number(owner: str, name: str, value: Any,
+                          upper: float | None = None) -> None:
+  """`value` is a real number > 0 (and <= `upper` when given)."""
+  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
+        value > 0 and (upper is None or value <= upper))
+  if not ok:
+    bound = f" and at most {upper}" if upper is not None else ""
+    raise ValueError(f"{owner}: {name} must be a number above 0{bound}, got "
+                     f"{value!r}.")
+
+
+def check_non_negative(owner: str, name: str, value: Any,
+                       upper: float | None = None) -> None:
+  """`value` is a real number >= 0 (and <= `upper` when given)."""
+  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
+        value >= 0 and (upper is None or value <= upper))
+  if not ok:
+    bound = f" and at most {upper}" if upper is not None else ""
+    raise ValueError(f"{owner}: {name} must be a number of at least 0{bound}, "
+                     f"got {value!r}.")
+
+
 def check_keywords(owner: str, given: Iterable[str],
                    accepted: Iterable[str]) -> None:
   """Raises a TypeError naming `owner` and the closest accepted name."""

@@ -23,8 +23,8 @@ from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import replay
 from sonnet_like.scenarios.rl import schedules
@@ -33,16 +33,6 @@ NOT_DISCRETE_ERROR = (
     "DQN: the environment's actions must be Discrete (one Q-value per "
     "action), got {space!r}. Use a policy-gradient scenario (PPO, "
     "REINFORCE) for continuous actions.")
-
-NO_EVAL_ENV_ERROR = (
-    "DQN: eval_every is set but there is no environment to evaluate in. "
-    "Evaluation never steps the training environment, and a separate copy "
-    "is made only when env is an id or a factory: pass eval_env=... (for "
-    "example the same environment class with another seed).")
-
-MULTI_REPLICA_ERROR = (
-    "DQN runs under the default strategy only, got {strategy} with {replicas} "
-    "replicas: a rollout would need one batch of environments per replica.")
 
 TARGET_COPY_ERROR = (
     "DQN: could not copy q_network for the target network ({error}). Pass "
@@ -62,12 +52,6 @@ def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
           start, end, steps=max(1, int(round(fraction * num_steps))))
   raise ValueError(f"DQN: epsilon must be a number, (start, end, fraction) "
                    f"with 0 < fraction <= 1 or a Schedule, got {value!r}.")
-
-
-def _make(env: Any, num_envs: int | None, seed: int) -> envs.Environment:
-  if isinstance(env, envs.Environment):
-    return env
-  return envs.make(env, num_envs=num_envs, seed=seed)
 
 
 class DQN(engine.Scenario):
@@ -156,7 +140,7 @@ class DQN(engine.Scenario):
       raise ValueError(f"DQN: loss must be one of "
                        f"{list(q_learning.LOSSES)}, got {loss!r}.")
     super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
-    self._check_strategy(self.strategy)
+    environments.check_strategy("DQN", self.strategy)
     self.num_env_steps, self.num_envs = num_env_steps, num_envs
     self.buffer_size, self.batch_size = buffer_size, batch_size
     self.learning_starts, self.train_every = learning_starts, train_every
@@ -165,18 +149,11 @@ class DQN(engine.Scenario):
     self.loss, self.eval_episodes = loss, eval_episodes
     self._epsilon_setting = epsilon
     self.epsilon = _epsilon_schedule(epsilon, self.num_steps)
-    self._runner: episodes.EpisodeRunner | None = None
+    self._evaluation: environments.GreedyEvaluation | None = None
 
   @staticmethod
   def _steps(num_env_steps: int, num_envs: int) -> int:
     return -(-num_env_steps // num_envs)
-
-  @staticmethod
-  def _check_strategy(strategy: tf.distribute.Strategy) -> None:
-    if strategy.num_replicas_in_sync > 1:
-      raise ValueError(MULTI_REPLICA_ERROR.format(
-          strategy=type(strategy).__name__,
-          replicas=strategy.num_replicas_in_sync))
 
   def __call__(self, q_network: Callable[[tf.Tensor], tf.Tensor],
                optimizer: Any, env: Any, eval_env: Any = None,
@@ -195,47 +172,28 @@ class DQN(engine.Scenario):
       target_network: The module to hold the target weights; by default a
         deep copy of `q_network`.
     """
-    self._check_strategy(self.strategy)
+    environments.check_strategy("DQN", self.strategy)
     if not callable(q_network):
       raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
     if not (hasattr(optimizer, "apply_gradients") or
             hasattr(optimizer, "apply")):
       raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
           owner="DQN", value=optimizer))
-    self.env = _make(env, self.num_envs, self.seed)
+    self.env = environments.make_env("DQN", env, self.num_envs, self.seed)
     space = self.env.action_space
     if not isinstance(space, envs.Discrete):
       raise ValueError(NOT_DISCRETE_ERROR.format(space=space))
-    if self.num_envs is not None and self.env.num_envs != self.num_envs:
-      raise ValueError(f"DQN: num_envs is {self.num_envs} but the environment "
-                       f"has {self.env.num_envs}.")
     if self.buffer_size < self.env.num_envs:
       raise ValueError(f"DQN: buffer_size must be at least num_envs "
                        f"({self.env.num_envs}), got {self.buffer_size}.")
-    if eval_env is not None:
-      self.eval_env = _make(eval_env, min(self.eval_episodes, 100),
-                            self.seed + 1)
-      if self.eval_env is self.env:
-        raise ValueError("DQN: eval_env must not be the training environment "
-                         "(evaluation resets it).")
-    elif on_policy.is_recipe(env):  # A gymnasium instance cannot be copied.
-      self.eval_env = _make(env, min(self.eval_episodes, 100), self.seed + 1)
-    else:
-      self.eval_env = None
-    if self.eval_env is not None and (
-        self.eval_env.action_space != space or
-        self.eval_env.observation_spec != self.env.observation_spec):
-      raise ValueError(f"DQN: eval_env must have the training env's "
-                       f"observations {self.env.observation_spec} and actions "
-                       f"{space}, got {self.eval_env.observation_spec} and "
-                       f"{self.eval_env.action_space}.")
-    if self.eval_env is None and self.eval_every:
-      raise ValueError(NO_EVAL_ENV_ERROR)
+    self.eval_env = environments.make_eval_env(
+        "DQN", env, self.env, eval_env, eval_episodes=self.eval_episodes,
+        eval_every=self.eval_every, seed=self.seed + 1)
     self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
-    self._runner = None
+    self._evaluation = None
     return self.run()
 
   # ---- Engine interface. ----
@@ -369,17 +327,13 @@ class DQN(engine.Scenario):
   def evaluate_now(self):
     if self.eval_env is None:
       return None
-    if self._runner is None:
+    if self._evaluation is None:
       def greedy(observation):
         return tf.argmax(self.q_network(observation), axis=-1,
                          output_type=tf.int32)
-      self._runner = episodes.EpisodeRunner(self.eval_env, greedy,
-                                            self.eval_episodes)
-    played = self._runner(seed=self.seed + 1 + self.step)
-    returns = played["return"]
-    return {"return": float(returns.mean()),
-            "return_std": float(returns.std()),
-            "length": float(played["length"].mean())}
+      self._evaluation = environments.GreedyEvaluation(
+          self.eval_env, greedy, self.eval_episodes)
+    return self._evaluation(seed=self.seed + 1 + self.step)
 
   # ---- Export (end of run with export_dir=...). ----
 

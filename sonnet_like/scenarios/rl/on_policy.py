@@ -7,12 +7,9 @@ so `num_steps = ceil(num_env_steps / (num_envs * rollout_length))` and
 iterations. The policy (an actor module and a `policies.Policy`) and a value
 module are trained by one optimizer on the sum of the losses.
 
-Environments: `env` is anything `snt.envs.make` accepts (a gymnasium id, Env,
-VectorEnv, a factory, or an `snt.envs.Environment`, used as is and reset with
-the scenario's seed). Evaluation plays the greedy policy for `eval_episodes`
-whole episodes in `eval_env`, never in the training environments; without an
-`eval_env`, an id or factory is made again with another seed, while an
-environment instance cannot be copied, so evaluating then needs `eval_env`.
+Environments are made and checked as `rl.environments` says (reset with the
+scenario's seed). Evaluation plays the greedy policy for `eval_episodes`
+whole episodes in `eval_env`.
 
 The checkpoint holds the actor, the value module, the optimizer, the policy's
 log-std (Box actions), the episode statistics and, for an in-graph
@@ -27,86 +24,17 @@ would need one batch of environments per replica.
 import math
 from typing import Any
 
-import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like import envs as envs_lib
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
-
-STRATEGY_ERROR = (
-    "{owner}: RL scenarios run under the default strategy only, got {strategy} "
-    "with {replicas} replicas (rollouts would need one batch of environments "
-    "per replica). Drop strategy=...")
-
-EVAL_ENV_ERROR = (
-    "{owner}: evaluation (eval_every={eval_every}) needs eval_env=... when env "
-    "is an environment instance ({env!r}): evaluation never steps the "
-    "training environments, and an instance cannot be copied. Pass eval_env "
-    "(e.g. another snt.envs.make(...) with a different seed), a gymnasium id "
-    "or factory as env, or eval_every=None.")
-
-NO_MAKE_ERROR = (
-    "{owner}: env must be an snt.envs.Environment here (snt.envs.make, which "
-    "turns gymnasium ids and environments into one, is not available), got "
-    "{env!r}.")
-
-
-def check_positive_number(owner: str, name: str, value: Any,
-                          upper: float | None = None) -> None:
-  """`value` is a real number > 0 (and <= `upper` when given)."""
-  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
-        value > 0 and (upper is None or value <= upper))
-  if not ok:
-    bound = f" and at most {upper}" if upper is not None else ""
-    raise ValueError(f"{owner}: {name} must be a number above 0{bound}, got "
-                     f"{value!r}.")
-
-
-def check_non_negative(owner: str, name: str, value: Any,
-                       upper: float | None = None) -> None:
-  """`value` is a real number >= 0 (and <= `upper` when given)."""
-  ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and
-        value >= 0 and (upper is None or value <= upper))
-  if not ok:
-    bound = f" and at most {upper}" if upper is not None else ""
-    raise ValueError(f"{owner}: {name} must be a number of at least 0{bound}, "
-                     f"got {value!r}.")
-
-
-def same_space(a: base.ActionSpace, b: base.ActionSpace) -> bool:
-  """Whether two action spaces are the same (Box compares its bounds)."""
-  if isinstance(a, base.Box) and isinstance(b, base.Box):
-    return (a.shape == b.shape and np.array_equal(a.low, b.low) and
-            np.array_equal(a.high, b.high))
-  return a == b
-
-
-def is_recipe(env: Any) -> bool:
-  """An id or factory (which can be made twice), not an instance."""
-  return isinstance(env, str) or (callable(env) and not hasattr(env, "step"))
-
-
-def make_env(owner: str, env: Any, num_envs: int | None,
-             seed: int) -> base.Environment:
-  """`env` as an `Environment`; an instance must have `num_envs` envs."""
-  if isinstance(env, base.Environment):
-    if num_envs is not None and env.num_envs != num_envs:
-      raise ValueError(f"{owner}: env has {env.num_envs} environments but "
-                       f"num_envs={num_envs}; pass num_envs={env.num_envs} "
-                       "or an environment with as many.")
-    return env
-  make = getattr(envs_lib, "make", None)
-  if make is None:
-    raise TypeError(NO_MAKE_ERROR.format(owner=owner, env=env))
-  return make(env, num_envs=num_envs, seed=seed)
-
 
 class OnPolicy(engine.Scenario):
   """Base class of REINFORCE and PPO (see the module docstring).
@@ -140,15 +68,11 @@ class OnPolicy(engine.Scenario):
                        f"{log_std_init!r}.")
     steps = -(-num_env_steps // (num_envs * rollout_length))
     super().__init__(steps, log_every=log_every, **kwargs)
-    replicas = self.strategy.num_replicas_in_sync
-    if replicas > 1:
-      raise ValueError(STRATEGY_ERROR.format(
-          owner=owner, strategy=type(self.strategy).__name__,
-          replicas=replicas))
+    environments.check_strategy(owner, self.strategy)
     self.num_env_steps, self.num_envs = num_env_steps, num_envs
     self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
     self.log_std_init = float(log_std_init)
-    self._runner: episodes.EpisodeRunner | None = None
+    self._evaluation: environments.GreedyEvaluation | None = None
 
   def _setup(self, actor: Any, critic: Any, optimizer: Any, env: Any,
              eval_env: Any) -> None:
@@ -164,31 +88,14 @@ class OnPolicy(engine.Scenario):
       raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
           owner=owner, value=optimizer))
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
-    self.env = make_env(owner, env, self.num_envs, self.seed)
-    if eval_env is not None:
-      self.eval_env = make_env(owner, eval_env, None, self.seed + 1)
-    elif is_recipe(env):
-      self.eval_env = make_env(owner, env, min(self.eval_episodes, 100),
-                               self.seed + 1)
-    elif self.eval_every is not None:
-      raise ValueError(EVAL_ENV_ERROR.format(owner=owner,
-                                             eval_every=self.eval_every,
-                                             env=env))
-    else:
-      self.eval_env = None
-    if self.eval_env is not None and (
-        not same_space(self.eval_env.action_space, self.env.action_space) or
-        self.eval_env.observation_spec != self.env.observation_spec):
-      raise ValueError(f"{owner}: eval_env must have the training env's "
-                       "observations and actions, got "
-                       f"{self.eval_env.observation_spec} and "
-                       f"{policies.describe(self.eval_env.action_space)} for "
-                       f"{self.env.observation_spec} and "
-                       f"{policies.describe(self.env.action_space)}.")
+    self.env = environments.make_env(owner, env, self.num_envs, self.seed)
+    self.eval_env = environments.make_eval_env(
+        owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
+        eval_every=self.eval_every, seed=self.seed + 1)
     self.policy = policies.Policy(owner, self.env.action_space,
                                   self.log_std_init)
     self.stats = episodes.EpisodeStats(self.num_envs)
-    self._runner = None
+    self._evaluation = None
 
   # ---- Engine interface. ----
 
@@ -215,15 +122,11 @@ class OnPolicy(engine.Scenario):
   def evaluate_now(self):
     if self.eval_env is None:
       return None
-    if self._runner is None:
-      self._runner = episodes.EpisodeRunner(
+    if self._evaluation is None:
+      self._evaluation = environments.GreedyEvaluation(
           self.eval_env, lambda obs: self.policy.greedy(self.actor(obs)),
           self.eval_episodes)
-    played = self._runner(seed=self.seed + 1 + self.step)
-    returns = played["return"]
-    return {"return": float(returns.mean()),
-            "return_std": float(returns.std()),
-            "length": float(played["length"].mean())}
+    return self._evaluation(seed=self.seed + 1 + self.step)
 
   # ---- Shared parts of the train steps. ----
 

@@ -91,11 +91,11 @@ class PPO(on_policy.OnPolicy):
       raise ValueError(f"PPO: num_minibatches must be at most num_envs * "
                        f"rollout_length = {num_envs * rollout_length}, got "
                        f"{num_minibatches}.")
-    on_policy.check_non_negative("PPO", "gamma", gamma, upper=1.0)
-    on_policy.check_non_negative("PPO", "gae_lambda", gae_lambda, upper=1.0)
-    on_policy.check_positive_number("PPO", "clip_ratio", clip_ratio)
-    on_policy.check_non_negative("PPO", "entropy_coef", entropy_coef)
-    on_policy.check_non_negative("PPO", "value_coef", value_coef)
+    arguments.check_non_negative("PPO", "gamma", gamma, upper=1.0)
+    arguments.check_non_negative("PPO", "gae_lambda", gae_lambda, upper=1.0)
+    arguments.check_positive_number("PPO", "clip_ratio", clip_ratio)
+    arguments.check_non_negative("PPO", "entropy_coef", entropy_coef)
+    arguments.check_non_negative("PPO", "value_coef", value_coef)
     if not isinstance(normalize_advantages, bool):
       raise ValueError(f"PPO: normalize_advantages must be a bool, got "
                        f"{normalize_advantages!r}.")

@@ -17,6 +17,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.scenarios import history as history_lib
+from sonnet_like.core import arguments
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import returns
 from sonnet_like.scenarios.rl import rollout
@@ -75,10 +76,10 @@ class REINFORCE(on_policy.OnPolicy):
     super().__init__(num_env_steps, num_envs=num_envs,
                      rollout_length=rollout_length, eval_every=eval_every,
                      eval_episodes=eval_episodes, **kwargs)
-    on_policy.check_non_negative("REINFORCE", "gamma", gamma, upper=1.0)
-    on_policy.check_positive_number("REINFORCE", "baseline_coef",
+    arguments.check_non_negative("REINFORCE", "gamma", gamma, upper=1.0)
+    arguments.check_positive_number("REINFORCE", "baseline_coef",
                                     baseline_coef)
-    on_policy.check_non_negative("REINFORCE", "entropy_coef", entropy_coef)
+    arguments.check_non_negative("REINFORCE", "entropy_coef", entropy_coef)
     if not isinstance(normalize_advantages, bool):
       raise ValueError(f"REINFORCE: normalize_advantages must be a bool, got "
                        f"{normalize_advantages!r}.")
