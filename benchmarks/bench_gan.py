@@ -34,9 +34,9 @@ sys.path.insert(0, _ROOT)
 import _timing  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios import data as data_lib  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import gan_data  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import gan_eval  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import gan_losses  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.gan import data as gan_data  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.gan import evaluation as gan_eval  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.gan import losses as gan_losses  # pylint: disable=g-import-not-at-top
 
 BATCH, LATENT, HIDDEN = 256, 16, 128
 CONFIGS = {

@@ -33,7 +33,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 import _digits  # pylint: disable=g-import-not-at-top
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import gan_eval  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.gan import evaluation as gan_eval  # pylint: disable=g-import-not-at-top
 
 
 class Generator(snt.Module):

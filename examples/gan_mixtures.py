@@ -54,7 +54,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import gan_eval  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.gan import evaluation as gan_eval  # pylint: disable=g-import-not-at-top
 
 # Per config: scenario settings, Adam (learning rate, beta_1, beta_2) of the
 # generator ("adam") and of the discriminator ("d_adam", default the same),

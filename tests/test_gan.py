@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import gan_eval
+from sonnet_like.scenarios.gan import evaluation as gan_eval
 from tests import test_distribute_scenario
 
 _MODES = np.array([[-1.0, 0.0], [1.0, 0.0]], np.float32)

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from sonnet_like.scenarios import data as data_lib
-from sonnet_like.scenarios import gan_data
+from sonnet_like.scenarios.gan import data as gan_data
 
 
 def real_dataset(data, batch_size, seed, shuffle=True):

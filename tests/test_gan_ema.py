@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from sonnet_like.scenarios import gan_ema
+from sonnet_like.scenarios.gan import ema as gan_ema
 
 
 def test_update_follows_the_formula_from_the_initial_weights():

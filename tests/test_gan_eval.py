@@ -4,7 +4,7 @@ the evaluators."""
 import numpy as np
 import pytest
 
-from sonnet_like.scenarios import gan_eval
+from sonnet_like.scenarios.gan import evaluation as gan_eval
 
 
 def test_ring_and_grid_modes():

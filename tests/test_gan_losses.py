@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios import gan_losses
+from sonnet_like.scenarios.gan import losses as gan_losses
 
 _REAL = np.array([-3.0, -0.5, 0.0, 0.7, 4.0], np.float32)
 _FAKE = np.array([2.0, -1.5, 0.3, 0.0, -6.0], np.float32)

@@ -7,9 +7,9 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import gan_eval
-from sonnet_like.scenarios import gan_losses
-from sonnet_like.scenarios import gan_pack
+from sonnet_like.scenarios.gan import evaluation as gan_eval
+from sonnet_like.scenarios.gan import losses as gan_losses
+from sonnet_like.scenarios.gan import packing as gan_pack
 
 
 def _numpy_pack(x, m):

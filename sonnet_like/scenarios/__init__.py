@@ -7,9 +7,9 @@ resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets).
 from sonnet_like.scenarios.checkpointing import Checkpointer
 from sonnet_like.scenarios.engine import NonFiniteError
 from sonnet_like.scenarios.engine import Scenario
-from sonnet_like.scenarios import gan_eval
-from sonnet_like.scenarios import gan_losses
-from sonnet_like.scenarios.gan import GAN
+from sonnet_like.scenarios.gan import evaluation as gan_eval
+from sonnet_like.scenarios.gan import losses as gan_losses
+from sonnet_like.scenarios.gan.scenario import GAN
 from sonnet_like.scenarios.history import History
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook

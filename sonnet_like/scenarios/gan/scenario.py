@@ -36,7 +36,7 @@ Design (the choices, and why):
   the generator by `sample` and `ema_weights()` (so evaluators use them).
 - Losses are per example and divided by the global batch size, so N
   replicas add up to one device.
-- `pack=m` is PacGAN (`gan_pack.py`): the discriminator judges packs of m
+- `pack=m` is PacGAN (`gan/packing.py`): the discriminator judges packs of m
   real or m generated examples concatenated along the last axis, and each
   pack's score (and penalty) counts for each of its members, so losses
   stay per example and divided by the global batch size.
@@ -53,10 +53,10 @@ from sonnet_like.scenarios import calling
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
-from sonnet_like.scenarios import gan_data
-from sonnet_like.scenarios import gan_ema
-from sonnet_like.scenarios import gan_losses
-from sonnet_like.scenarios import gan_pack
+from sonnet_like.scenarios.gan import data as gan_data
+from sonnet_like.scenarios.gan import ema as gan_ema
+from sonnet_like.scenarios.gan import losses as gan_losses
+from sonnet_like.scenarios.gan import packing as gan_pack
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import step as step_lib
 
@@ -102,9 +102,10 @@ class GAN(engine.Scenario):
     num_steps: Generator updates (each preceded by `n_critic` discriminator
       updates).
     n_critic: Discriminator updates per generator update.
-    loss: A name in `gan_losses.LOSSES` ("minimax", "non_saturating",
-      "wasserstein", "hinge", "least_squares") or a pair of per-example
-      callables `(d_loss(real_logits, fake_logits), g_loss(fake_logits))`.
+    loss: A name in `snt.scenarios.gan_losses.LOSSES` ("minimax",
+      "non_saturating", "wasserstein", "hinge", "least_squares") or a pair
+      of per-example callables `(d_loss(real_logits, fake_logits),
+      g_loss(fake_logits))`.
     gradient_penalty: Weight of the gradient penalty on the discriminator (0
       for none): lambda of WGAN-GP or gamma of R1.
     penalty: "wgan_gp" (on interpolates) or "r1" (on real examples).
@@ -180,8 +181,8 @@ class GAN(engine.Scenario):
         batches.
       evaluators: Callables `evaluator(gan) -> {name: value}` run at eval
         boundaries (every `eval_every` steps and at the end); see
-        `gan_eval.ModeCoverage`, `gan_eval.SampleGrid`,
-        `gan_eval.ClassifierScore`.
+        `snt.scenarios.gan_eval`: `ModeCoverage`, `SampleGrid`,
+        `ClassifierScore`.
     """
     for name, model in (("generator", generator),
                         ("discriminator", discriminator)):

@@ -9,8 +9,8 @@ pack; `unpack` repeats it for each member, so per-example losses summed and
 divided by the global batch size are the mean loss per pack.
 
     >>> import numpy as np
-    >>> from sonnet_like.scenarios import gan_pack
-    >>> gan_pack.pack(np.arange(8.0).reshape(4, 2), 2).numpy().tolist()
+    >>> from sonnet_like.scenarios.gan import packing
+    >>> packing.pack(np.arange(8.0).reshape(4, 2), 2).numpy().tolist()
     [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]
 
 Penalties are taken on the packed input, as the packed discriminator sees
@@ -23,7 +23,7 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.scenarios import gan_losses
+from sonnet_like.scenarios.gan import losses
 
 Scores = Callable[[tf.Tensor], tf.Tensor]
 
@@ -88,7 +88,7 @@ def penalty(name: str, packed_scores: Scores, real: tf.Tensor,
   that judges packs.
 
   Args:
-    name: A name in `gan_losses.PENALTIES`.
+    name: A name in `losses.PENALTIES`.
     packed_scores: Maps packed inputs `[packs, ...]` to scores `[packs]`.
     real: Real examples, `[batch, ...]` (unpacked).
     fake: Generated examples, same shape.
@@ -101,9 +101,9 @@ def penalty(name: str, packed_scores: Scores, real: tf.Tensor,
   """
   real_packs = pack(real, pack_size)
   if name == "wgan_gp":
-    per_pack = gan_losses.wgan_gp_penalty(
+    per_pack = losses.wgan_gp_penalty(
         packed_scores, real_packs, pack(fake, pack_size),
         weight[::pack_size])
   else:
-    per_pack = gan_losses.r1_penalty(packed_scores, real_packs)
+    per_pack = losses.r1_penalty(packed_scores, real_packs)
   return unpack(per_pack, pack_size)

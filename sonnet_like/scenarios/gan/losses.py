@@ -42,8 +42,8 @@ def non_saturating_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`-log sigmoid(fake)`, per example.
 
       >>> import tensorflow as tf
-      >>> from sonnet_like.scenarios import gan_losses
-      >>> loss = gan_losses.non_saturating_generator_loss(tf.constant([0.0]))
+      >>> from sonnet_like.scenarios.gan import losses
+      >>> loss = losses.non_saturating_generator_loss(tf.constant([0.0]))
       >>> round(float(loss[0]), 4)  # log 2
       0.6931
   """

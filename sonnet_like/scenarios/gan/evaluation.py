@@ -8,9 +8,9 @@ nearest mode of at least one high-quality sample. Real data itself scores
 about 98.9% high quality in 2-D (`1 - exp(-4.5)`).
 
     >>> import numpy as np
-    >>> from sonnet_like.scenarios import gan_eval
-    >>> ring = gan_eval.mixture("ring", 2_500, seed=0)
-    >>> gan_eval.mode_coverage(ring.samples, ring.modes, ring.std)
+    >>> from sonnet_like.scenarios.gan import evaluation
+    >>> ring = evaluation.mixture("ring", 2_500, seed=0)
+    >>> evaluation.mode_coverage(ring.samples, ring.modes, ring.std)
     {'modes': 8.0, 'high_quality': 99.2}
 """
 

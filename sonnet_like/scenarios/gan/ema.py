@@ -6,11 +6,11 @@ each generator update (in the compiled step, on every replica), are
 checkpointed with the run, and are swapped into the generator to sample.
 
     >>> import tensorflow as tf
-    >>> from sonnet_like.scenarios import gan_ema
+    >>> from sonnet_like.scenarios.gan import ema
     >>> w = tf.Variable([0.0])
-    >>> ema = gan_ema.GeneratorEMA([w], decay=0.9)
-    >>> _ = w.assign([1.0]); ema.update()
-    >>> with ema.swapped_in():
+    >>> average = ema.GeneratorEMA([w], decay=0.9)
+    >>> _ = w.assign([1.0]); average.update()
+    >>> with average.swapped_in():
     ...   print(round(float(w[0]), 4))
     0.1
     >>> float(w[0])
