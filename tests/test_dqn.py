@@ -224,7 +224,7 @@ def test_gymnasium_id_gets_its_own_evaluation_copy():
 def test_gymnasium_vector_env_instance_is_used_as_is_and_not_copied():
   import gymnasium as gym  # pylint: disable=g-import-not-at-top
   vector = gym.make_vec("CartPole-v1", num_envs=3)
-  with pytest.raises(ValueError, match="pass eval_env"):
+  with pytest.raises(ValueError, match="needs eval_env=.*Pass eval_env"):
     _scenario(num_env_steps=30, num_envs=None, learning_starts=10,
               eval_every=5)(
         snt.nets.MLP([8, 2], name="q"), keras.optimizers.Adam(0.01), vector)

@@ -257,13 +257,11 @@ class Scenario:
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
-    self._step_var: tf.Variable | None = None
-    self._skipped: tf.Variable | None = None
     self._stop_reason: str | None = None
     self._finished: tf.Variable | None = None
     self._train_dataset: tf.data.Dataset | None = None
     self._iterator: Any = None
-    self._recorder = step_lib.FiniteRecorder()
+    self._traced = step_lib.TracedLoop()
 
   # ---- What a subclass provides. ----
 
@@ -398,11 +396,19 @@ class Scenario:
   @property
   def step(self) -> int:
     """Steps completed so far."""
-    return int(self._step_var.numpy()) if self._step_var is not None else 0
+    counter = self._traced.step
+    return int(counter.numpy()) if counter is not None else 0
+
+  @property
+  def step_variable(self) -> tf.Variable:
+    """Traced code's view of the step counter: steps completed before the
+    running one (an int64 variable, created by `run`)."""
+    return self._traced.step
 
   @property
   def skipped_steps(self) -> int:
-    return int(self._skipped.numpy()) if self._skipped is not None else 0
+    counter = self._traced.skipped
+    return int(counter.numpy()) if counter is not None else 0
 
   def model_variables(self) -> list[tf.Variable]:
     return [v for m in self.models().values() for v in m.variables]
@@ -440,53 +446,8 @@ class Scenario:
       if tuple(unused) not in self._warned_unused:  # Once per set.
         self._warned_unused.add(tuple(unused))
         warnings.warn(message, stacklevel=2)
-    return step_lib.apply_update(optimizer, grads, variables, loss=loss,
-                                 clip_norm=self.clip_norm,
-                                 recorder=self._recorder)
-
-  # ---- The traced side. ----
-
-  def _guarded_step(self, *inputs):
-    self._recorder.start()
-    logs = dict(self.train_step(*inputs))
-    loss = logs.get("loss")
-    checked = loss is not None and self._recorder.checked(loss)
-    finite = self._recorder.finish()
-    if loss is not None and not checked:
-      finite = tf.logical_and(finite, step_lib.all_finite([loss]))
-    if self.strategy.num_replicas_in_sync > 1:  # Summed across replicas.
-      return logs, 1.0 - tf.cast(finite, tf.float32)
-    return logs, finite
-
-  def _one_step(self):
-    strategy = self.strategy
-    inputs = self.next_inputs()
-    args = () if inputs is None else (
-        tuple(inputs) if isinstance(inputs, tuple) else (inputs,))
-    logs, finite = strategy.run(self._replica_step, args)
-    if strategy.num_replicas_in_sync > 1:
-      logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
-              for k, v in logs.items()}
-      bad = strategy.reduce(tf.distribute.ReduceOp.SUM, finite, axis=None)
-      finite = tf.equal(bad, 0.0)
-    if self.on_nonfinite == "raise":
-      self._step_var.assign_add(tf.cast(finite, tf.int64))
-    else:
-      self._step_var.assign_add(1)
-      self._skipped.assign_add(1 - tf.cast(finite, tf.int64))
-    return logs, finite
-
-  def _make_train_function(self):
-    self._replica_step = self._guarded_step
-    if self.jit_compile:
-      if self.strategy.num_replicas_in_sync > 1:
-        raise ValueError(f"{type(self).__name__}: jit_compile=True is not "
-                         "supported with a multi-replica strategy here; use "
-                         "TPUStrategy (always compiled) or jit_compile=False.")
-      self._replica_step = tf.function(self._guarded_step, jit_compile=True)
-    return step_lib.make_train_function(
-        self._one_step, stop_on_nonfinite=self.on_nonfinite == "raise",
-        steps_per_call=self.steps_per_call)
+    return self._traced.apply_update(optimizer, grads, variables, loss,
+                                     self.clip_norm)
 
   # ---- The Python side. ----
 
@@ -571,13 +532,9 @@ class Scenario:
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""
-    self._step_var = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                 name="step")
-    self._skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                name="skipped")
+    self._traced.create()
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
-    self._recorder.create()
     self._iterator = (None if self._train_dataset is None
                       else iter(self._train_dataset))
     self.build()
@@ -586,8 +543,9 @@ class Scenario:
     """Everything the checkpoint holds, by name."""
     owner = type(self).__name__
     named = dict(self.trackables())
-    engine_owned = {"step": self._step_var, "rng": self.rng,
-                    "skipped": self._skipped, "finished": self._finished}
+    engine_owned = {"step": self._traced.step, "rng": self.rng,
+                    "skipped": self._traced.skipped,
+                    "finished": self._finished}
     if self._iterator is not None:
       engine_owned["data"] = self._iterator
     clash = set(engine_owned) & set(named)
@@ -633,7 +591,7 @@ class Scenario:
 
   def _train(self, hooks: list[hooks_lib.Hook], checkpointer: Any) -> None:
     """The loop with its hooks; on SIGTERM/Ctrl-C, saves and exits."""
-    self.train_function = self._make_train_function()
+    self.train_function = self._traced.compile(self)
     with signals.catch_stop_signals(self.catch_signals) as caught:
       for hook in hooks:
         hook.begin(self)

@@ -1,10 +1,11 @@
-"""The traced side of the engine: the guarded update and the compiled call.
+"""The traced side of the engine, all in one place.
 
 `apply_update` is what a train step calls to change weights: it all-reduces
 gradients across replicas, checks them (and the loss) for NaN/Inf, clips them
 by global norm and applies them with either kind of optimizer. Its finiteness
 verdict is recorded so the engine can stop or skip exactly at that step.
-`make_train_function` wraps a scenario's replica step into one `tf.function`
+`TracedLoop` owns the step and skip counters and compiles a scenario's
+`next_inputs` + `train_step` into one `tf.function` (`make_train_function`)
 that runs up to K steps per call in a `tf.while_loop`.
 """
 
@@ -223,6 +224,85 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
 
   tf.cond(ok, apply, lambda: tf.constant(False))
   return ok
+
+
+class TracedLoop:
+  """The traced side of a scenario: the guarded step, the step and skip
+  counters, and the compiled call of up to K steps.
+
+  A scenario's `train_step` changes weights through `apply_update`, whose
+  finiteness verdicts are recorded; `compile` wraps `train_step` (per
+  replica) and `next_inputs` (cross-replica) into one `tf.function`. The
+  Python side (the engine's loop) reads only the call's logs and verdict.
+  """
+
+  def __init__(self):
+    self.recorder = FiniteRecorder()
+    self.step: tf.Variable | None = None
+    self.skipped: tf.Variable | None = None
+
+  def create(self) -> None:
+    """The counters; call in the strategy scope, before restoring."""
+    self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
+    self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
+                               name="skipped")
+    self.recorder.create()
+
+  def apply_update(self, optimizer: Any, grads: Sequence[tf.Tensor | None],
+                   variables: Sequence[tf.Variable],
+                   loss: tf.Tensor | None, clip_norm: float | None
+                   ) -> tf.Tensor:
+    """`apply_update` with this loop's recorder."""
+    return apply_update(optimizer, grads, variables, loss=loss,
+                        clip_norm=clip_norm, recorder=self.recorder)
+
+  def compile(self, scenario: Any) -> Callable[[tf.Tensor], Any]:
+    """`train_function(n)` running `n` steps of `scenario` (see
+    `make_train_function`), with its settings: strategy, on_nonfinite,
+    jit_compile and steps_per_call."""
+    strategy = scenario.strategy
+    replicas = strategy.num_replicas_in_sync
+    skip = scenario.on_nonfinite == "skip"
+
+    def guarded_step(*inputs):
+      self.recorder.start()
+      logs = dict(scenario.train_step(*inputs))
+      loss = logs.get("loss")
+      checked = loss is not None and self.recorder.checked(loss)
+      finite = self.recorder.finish()
+      if loss is not None and not checked:
+        finite = tf.logical_and(finite, all_finite([loss]))
+      if replicas > 1:  # Summed across replicas.
+        return logs, 1.0 - tf.cast(finite, tf.float32)
+      return logs, finite
+
+    replica_step = guarded_step
+    if scenario.jit_compile:
+      if replicas > 1:
+        raise ValueError(f"{type(scenario).__name__}: jit_compile=True is not "
+                         "supported with a multi-replica strategy here; use "
+                         "TPUStrategy (always compiled) or jit_compile=False.")
+      replica_step = tf.function(guarded_step, jit_compile=True)
+
+    def one_step():
+      inputs = scenario.next_inputs()
+      args = () if inputs is None else (
+          tuple(inputs) if isinstance(inputs, tuple) else (inputs,))
+      logs, finite = strategy.run(replica_step, args)
+      if replicas > 1:
+        logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
+                for k, v in logs.items()}
+        bad = strategy.reduce(tf.distribute.ReduceOp.SUM, finite, axis=None)
+        finite = tf.equal(bad, 0.0)
+      if skip:
+        self.step.assign_add(1)
+        self.skipped.assign_add(1 - tf.cast(finite, tf.int64))
+      else:  # A non-finite step is not counted: the run stops before it.
+        self.step.assign_add(tf.cast(finite, tf.int64))
+      return logs, finite
+
+    return make_train_function(one_step, stop_on_nonfinite=not skip,
+                               steps_per_call=scenario.steps_per_call)
 
 
 def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],

@@ -291,8 +291,8 @@ class DQN(engine.Scenario):
 
   def train_step(self):
     env = self.env
-    step = self._step_var + 1  # This step's number, 1-based.
-    epsilon = self.epsilon(self._step_var)
+    step = self.step_variable + 1  # This step's number, 1-based.
+    epsilon = self.epsilon(self.step_variable)
     observation = envs_base.checked(env, env.observation(), "observation",
                                     "observation()", "DQN")
     action = self.act(observation, epsilon)
