@@ -3,8 +3,8 @@
 Every code block of a guide is checked:
 
 - ```python blocks run, in order, in one namespace per page, in a
-  temporary folder; what a `print(...)` prints must be the `# ...` lines
-  shown under it (the README's convention, tests/test_readme.py).
+  temporary folder; what a block prints must be its `# ...` lines in
+  column 0, in order (as in the README, tests/test_readme.py).
 - ```{code-block} python blocks with `:caption: name.py` are written to
   that file in the folder (a script that a later block runs).
 - ```bash blocks are commands for a shell on a fresh machine (pip, the
@@ -86,19 +86,9 @@ def blocks(text: str) -> list[Block]:
 
 
 def shown_output(code: str) -> list[str]:
-  """The `# ...` lines right after each print(...) statement."""
-  shown, lines = [], code.splitlines()
-  for i, line in enumerate(lines):
-    if line.startswith("print("):
-      j = i + 1
-      while j < len(lines) and not lines[j].startswith("# "):
-        if lines[j].startswith("print("):
-          break
-        j += 1  # A print may span several lines.
-      while j < len(lines) and lines[j].startswith("# "):
-        shown.append(lines[j][2:])
-        j += 1
-  return shown
+  """What a block must print: its lines that start with `# ` in column 0
+  (comments about the code are indented or follow code on its line)."""
+  return [line[2:] for line in code.splitlines() if line.startswith("# ")]
 
 
 def run_page(path: pathlib.Path, folder: pathlib.Path) -> None:
