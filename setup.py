@@ -1,4 +1,4 @@
-"""Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`)."""
+"""Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`, `[docs]`)."""
 
 import pathlib
 import re
@@ -35,6 +35,8 @@ setuptools.setup(
                  "gymnasium", "dm-sonnet==2.0.2"],
         "examples": ["scikit-learn", "matplotlib", "gymnasium"],
         "rl": ["gymnasium"],
+        # docs/build.sh: Sphinx with Markdown guides and the Furo theme.
+        "docs": ["sphinx>=7.2", "myst-parser>=2.0", "furo>=2023.9.10"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",
