@@ -61,7 +61,8 @@ def is_keras_metric(value: Any) -> bool:
 
 
 def _from_keras_module(fn: Any) -> bool:
-  return getattr(fn, "__module__", "").startswith(KERAS_MODULES)
+  # `__module__` is None for a function made by exec() without __name__.
+  return (getattr(fn, "__module__", None) or "").startswith(KERAS_MODULES)
 
 
 def by_name(owner: str, argument: str, name: str, kind: str) -> Any:
