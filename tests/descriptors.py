@@ -357,7 +357,7 @@ NOT_DESCRIBED: dict[str, str] = {
     # --- nets / distribute (NOT_DESCRIBED) ---
     "ResNet50": ("ResNet with 3, 4, 6 and 3 blocks, whose code the ResNet rows "
                  "run; a row would build its 23.5M weights in each test "
-                 "(about 2 minutes in all). tests/test_resnet.py builds it "
+                 "(about 2 minutes in all). tests/nets/test_resnet.py builds it "
                  "once against dm-sonnet."),
     "RNNCore": "abstract base of the recurrent cores; their rows exercise it.",
     "UnrolledRNN": "abstract base of UnrolledLSTM; its row exercises it.",

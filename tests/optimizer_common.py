@@ -1,4 +1,4 @@
-"""Tests shared by every optimizer; each tests/test_<optimizer>.py runs them.
+"""Tests shared by every optimizer; each tests/optimizers/test_<optimizer>.py runs them.
 
 A test file imports the `test_*` functions below (pytest collects them there)
 and defines a `case` fixture returning a `Case` for its optimizer.

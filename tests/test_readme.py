@@ -3,7 +3,7 @@
 Every ```python block runs, in order, in one namespace (in a temporary
 folder), and what it prints must be what the README shows under each
 `print(...)` as `# ...` lines. The export snippet needs the main job's
-output; tests/test_export_readme.py runs it against a fresh export.
+output; tests/export/test_readme_export.py runs it against a fresh export.
 """
 
 import contextlib

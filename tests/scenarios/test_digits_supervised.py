@@ -5,12 +5,12 @@ import json
 import os
 
 import pytest
+import tests
 
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
 
-_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__))), "examples", "digits_supervised.py")
+_PATH = os.path.join(tests.ROOT, "examples", "digits_supervised.py")
 
 
 def _example():

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import tests
 import sonnet_like as snt
 
 
@@ -174,7 +175,7 @@ def _free_ports(n):
 
 
 def test_multi_worker_trains_and_chief_checkpoints(tmp_path):
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  root = tests.ROOT
   save_dir = str(tmp_path / "run")
   script = tmp_path / "worker.py"
   script.write_text(_WORKER.format(root=root, save_dir=save_dir))

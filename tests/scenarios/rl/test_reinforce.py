@@ -9,7 +9,7 @@ import tensorflow as tf
 import sonnet_like as snt
 from sonnet_like.scenarios.rl import episodes
 from tests import rl_toys
-from tests import test_ppo
+from tests.scenarios.rl import test_ppo
 
 
 def test_reinforce_learns_guess_in_one_compiled_call_per_rollout():

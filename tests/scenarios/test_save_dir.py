@@ -11,7 +11,6 @@ import pathlib
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import textwrap
 
@@ -25,8 +24,8 @@ from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import run_dir
 from tests import rl_toys
-from tests import test_resume
-from tests import test_run_dir
+from tests.scenarios import test_resume
+from tests.scenarios import test_run_dir
 
 
 class Steps(snt.scenarios.Hook):

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.scenarios.gan import evaluation as gan_eval
-from tests import test_distribute_scenario
+from tests.scenarios import test_distribute_scenario
 
 _MODES = np.array([[-1.0, 0.0], [1.0, 0.0]], np.float32)
 _STD = 0.1

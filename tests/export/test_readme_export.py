@@ -16,11 +16,12 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+import tests
 
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
 
-_ROOT = pathlib.Path(__file__).parent.parent
+_ROOT = pathlib.Path(tests.ROOT)
 
 def _snippet() -> str:
   readme = (_ROOT / "README.md").read_text()

@@ -8,9 +8,9 @@ import sonnet
 import tensorflow as tf
 
 import sonnet_like as snt
-from tests.test_conv import channels_first
-from tests.test_conv import channels_last
-from tests.test_conv import np_conv_padded
+from tests.modules.test_conv import channels_first
+from tests.modules.test_conv import channels_last
+from tests.modules.test_conv import np_conv_padded
 
 
 def np_depthwise(x, w, stride, rate, padding):

@@ -9,9 +9,9 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.modules import conv_transpose
-from tests.test_conv import channels_first
-from tests.test_conv import channels_last
-from tests.test_conv import same_pads
+from tests.modules.test_conv import channels_first
+from tests.modules.test_conv import channels_last
+from tests.modules.test_conv import same_pads
 
 _CLASSES = {1: snt.Conv1DTranspose, 2: snt.Conv2DTranspose,
             3: snt.Conv3DTranspose}

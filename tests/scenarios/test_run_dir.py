@@ -13,8 +13,9 @@ import textwrap
 import pytest
 
 from sonnet_like.scenarios import run_dir
+import tests
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = tests.ROOT
 
 # Loads run_dir.py alone (no TensorFlow), so a process starts in ~50 ms.
 _HOLDER = textwrap.dedent("""

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import tests
 import sonnet_like as snt
 from tests import optimizer_common
 from tests import scenario_table
-from tests import test_resume
+from tests.scenarios import test_resume
 
 ROWS = scenario_table.ROWS
 _IDS = [row.name for row in ROWS]
@@ -137,8 +138,7 @@ def uninterrupted(tmp_path_factory):
   """Every row trained without interruption, in one process."""
   folder = tmp_path_factory.mktemp("uninterrupted")
   script = folder / "train.py"
-  script.write_text(_SCRIPT.format(root=os.path.dirname(
-      os.path.dirname(os.path.abspath(__file__)))))
+  script.write_text(_SCRIPT.format(root=tests.ROOT))
   return script, folder, _start(script, folder / "runs", folder / "w", 0.0,
                                 _IDS)
 

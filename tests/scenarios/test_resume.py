@@ -1,7 +1,6 @@
 """Helpers of the resume tests (subprocess training scripts, waiting for a
 checkpoint); the tests themselves are rows of test_scenario_table.py."""
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -9,6 +8,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
+import tests
 
 # How every resume test's training script starts: imports, op determinism,
 # its arguments (save dir, output file, seconds to sleep per call) and the
@@ -29,7 +29,7 @@ SCRIPT_PREAMBLE = textwrap.dedent("""
 """)
 
 def _root():
-  return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  return tests.ROOT
 
 
 def _start(script, save_dir, out, delay):
