@@ -25,12 +25,7 @@ sonnet = pytest.importorskip("sonnet")
 
 # Row name -> what differs. Rows here must still differ (an xfail that
 # passes fails the run), so the list stays true.
-KNOWN_GAPS: dict[str, str] = {
-    "CrossReplicaBatchNorm_nhwc_train_then_eval": (
-        "after one training step the evaluation output differs by ~3% from "
-        "dm-sonnet's (moving statistics differ; ours follow BUILD_NOTES' "
-        "exact all-reduced variance). Not yet traced to the exact term."),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _as_sonnet(fn):
