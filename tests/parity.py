@@ -11,7 +11,8 @@ It runs `tests/test_side_by_side.py` (and with `--all`
 
 - agrees: the item passed and is not a deliberate difference;
 - differs: the item is a deliberate difference (named in a table of
-  `tests/error_cases.py`, `KNOWN_GAPS`, `test_signatures.DIFFERENCES`, or a
+  `tests/error_cases.py`, `KNOWN_GAPS`, `SONNET_FAILS`, `ROWS_ON_PURPOSE`,
+  `test_signatures.DIFFERENCES`, or a
   test whose name ends in `differs_on_purpose`), an expected failure, or a
   failure;
 - not measured: skipped (dm-sonnet 2.0.2 cannot run that row here) and the
@@ -40,9 +41,11 @@ def _deliberate() -> dict[str, str]:
   from tests import test_signatures  # pylint: disable=g-import-not-at-top
   reasons = {}
   for table in (error_cases.EARLIER, error_cases.OURS_ONLY,
-                error_cases.OTHER_TYPE):
+                error_cases.OTHER_TYPE, error_cases.SONNET_ONLY):
     reasons.update(table)
   reasons.update(test_side_by_side.KNOWN_GAPS)
+  reasons.update(test_side_by_side.SONNET_FAILS)
+  reasons.update(test_side_by_side.ROWS_ON_PURPOSE)
   for (qualified, method), reason in test_signatures.DIFFERENCES.items():
     reasons[f"{qualified}.{method}" if method else qualified] = reason
   return reasons
