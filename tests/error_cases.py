@@ -667,7 +667,6 @@ SONNET_ONLY: dict[str, str] = {
 OTHER_TYPE: dict[str, str] = {
     "LSTM_tuple_state": "Sonnet: AttributeError ('tuple' object has no "
                         "attribute 'hidden').",
-    "DeepRNN_state_length": "Sonnet: IndexError (tuple index out of range).",
     "ExponentialMovingAverage_value_before_update":
         "Sonnet: AttributeError ('NoneType' object has no attribute "
         "'read_value'): a property raising AttributeError would make "
@@ -675,6 +674,4 @@ OTHER_TYPE: dict[str, str] = {
     "Deferred_constructor_not_callable":
         "Sonnet: AttributeError ('int' object has no attribute 'target'); "
         "ours a TypeError naming the Deferred module.",
-    "Flatten_unknown_rank": "Sonnet: TypeError comparing None with an int; "
-                            "ours an InputShapeError naming the module.",
 }

@@ -51,6 +51,22 @@ class InputDTypeError(TypeError, ValueError, _KernelLikeError):
   __init__ = _KernelLikeError.__init__
 
 
+class UnknownRankError(InputShapeError, TypeError):
+  """An input of unknown rank where the module needs to know it.
+
+  Sonnet 2 compares the unknown rank (None) with an int there, a
+  `TypeError`; this error is that too.
+  """
+
+
+class StateLengthError(ValueError, IndexError):
+  """A state tuple with a different number of entries than there are cores.
+
+  Sonnet 2 indexes past the end of a short tuple (an `IndexError`); this
+  error is that too.
+  """
+
+
 def describe(module: Any) -> str:
   """`Linear 'encoder/linear'`: the class and full name of a module."""
   name = getattr(module, "module_name", None) or getattr(module, "name", "")
@@ -100,8 +116,8 @@ def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
   """
   actual = inputs.shape.rank
   if actual is None:
-    raise InputShapeError(f"{describe(module)} needs an input of known rank, "
-                          "got a tensor of unknown rank.")
+    raise UnknownRankError(f"{describe(module)} needs an input of known "
+                           "rank, got a tensor of unknown rank.")
   if rank is not None and actual != rank:
     expected, wanted = f"a rank-{rank} input {layout}".rstrip(), str(rank)
   elif min_rank is not None and actual < min_rank:
