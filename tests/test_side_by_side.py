@@ -6,8 +6,12 @@ for `sonnet`). Both are called on the same input; dm-sonnet's variables then
 get our values (matched by name), and the outputs, variable names, shapes and
 dtypes must agree.
 
-`test_signatures.DIFFERENCES` lists deliberate differences; `KNOWN_GAPS`
-lists rows that still differ and why (each a candidate for a fix).
+Rows dm-sonnet cannot run eagerly on CPU (channels-first and dilated
+transposed convolutions) run there under XLA. `test_signatures.DIFFERENCES`
+lists deliberate signature differences; `KNOWN_GAPS` rows that still differ
+(each a candidate for a fix), `ROWS_ON_PURPOSE` rows that differ on purpose
+and `SONNET_FAILS` rows dm-sonnet 2.0.2 cannot run. `python -m tests.parity`
+counts what agrees.
 """
 
 import re
