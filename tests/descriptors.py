@@ -362,3 +362,205 @@ NOT_DESCRIBED: dict[str, str] = {
     "RNNCore": "abstract base of the recurrent cores; their rows exercise it.",
     "UnrolledRNN": "abstract base of UnrolledLSTM; its row exercises it.",
 }
+
+
+# --- Rows only `tests/test_side_by_side.py` runs. ---
+# Variants of the modules above (several calls, unroll options, arguments at
+# call time, functions) compared with dm-sonnet 2.0.2; `test_conformance.py`
+# does not need them, so they stay out of `DESCRIPTORS` to keep it fast.
+
+
+def _time_major(x: tf.Tensor) -> tf.Tensor:
+  return tf.transpose(x, [1, 0, 2])
+
+
+def _unroll(unroll: Callable[..., Any], **kwargs) -> Callable[[Any, Any], Any]:
+  """`call` unrolling a core over a [B, T, F] example (time-major inside)."""
+  return lambda m, x: unroll(m, _time_major(x), m.initial_state(x.shape[0]),
+                             **kwargs)
+
+
+def _lengths(x: tf.Tensor) -> tf.Tensor:
+  return tf.constant([x.shape[1], 2] + [1] * (x.shape[0] - 2))
+
+
+def _twice_then_eval(module: Any, x: tf.Tensor) -> Any:
+  """Two training calls on different batches, then an evaluation."""
+  module(x, is_training=True)
+  module(x * 2. + 1., is_training=True)
+  return module(x, is_training=False)
+
+
+def _updates(metric: Any, x: tf.Tensor) -> Any:
+  """`metric` updated with each row of `x` in turn; its value."""
+  for row in tf.unstack(x):
+    metric.update(row)
+  return metric.value
+
+
+def _ema_steps(ema: Any, x: tf.Tensor) -> Any:
+  return [ema(row) for row in tf.unstack(x)]
+
+
+SIDE_BY_SIDE_ROWS: list[Descriptor] = [
+    # --- recurrent ---
+    Descriptor("VanillaRNN_relu_b_init",
+               lambda: snt.VanillaRNN(
+                   4, activation=tf.nn.relu,
+                   b_init=snt.initializers.Constant(0.5)), (2, 3),
+               call=lambda m, x: m(x, m.initial_state(x.shape[0]))),
+    Descriptor("LSTM_initial_state", lambda: snt.LSTM(4, projection_size=2),
+               (3, 2), call=lambda m, x: m.initial_state(x.shape[0])),
+    Descriptor("GRU_initial_state", lambda: snt.GRU(4), (3, 2),
+               call=lambda m, x: m.initial_state(x.shape[0])),
+    Descriptor("DeepRNN_initial_state",
+               lambda: snt.DeepRNN([snt.LSTM(4), snt.GRU(3)]), (3, 2),
+               call=lambda m, x: m.initial_state(x.shape[0])),
+    Descriptor("Conv2DLSTM_initial_state",
+               lambda: snt.Conv2DLSTM([4, 4, 2], 3, 3), (3, 2),
+               call=lambda m, x: m.initial_state(x.shape[0])),
+    Descriptor("LSTM_static_unroll_lengths", lambda: snt.LSTM(4), (3, 4, 2),
+               call=lambda m, x: _unroll(snt.static_unroll,
+                                         sequence_length=_lengths(x))(m, x)),
+    Descriptor("GRU_dynamic_unroll_lengths_options", lambda: snt.GRU(3),
+               (3, 4, 2),
+               call=lambda m, x: _unroll(
+                   snt.dynamic_unroll, sequence_length=_lengths(x),
+                   parallel_iterations=2, swap_memory=True)(m, x)),
+    Descriptor("VanillaRNN_dynamic_unroll", lambda: snt.VanillaRNN(3),
+               (2, 4, 2), call=_unroll(snt.dynamic_unroll)),
+    Descriptor("DeepRNN_skip_static_unroll_lengths",
+               lambda: snt.deep_rnn_with_skip_connections(
+                   [snt.LSTM(4), snt.VanillaRNN(3)],
+                   concat_final_output=False), (3, 4, 2),
+               call=lambda m, x: _unroll(snt.static_unroll,
+                                         sequence_length=_lengths(x))(m, x)),
+    Descriptor("Conv1DLSTM_dynamic_unroll",
+               lambda: snt.Conv1DLSTM([5, 2], 2, 3, forget_bias=0.5),
+               (2, 3, 5, 2),
+               call=lambda m, x: snt.dynamic_unroll(
+                   m, tf.transpose(x, [1, 0, 2, 3]),
+                   m.initial_state(x.shape[0]))),
+    Descriptor("Conv2DLSTM_NCHW_static_unroll",
+               lambda: snt.Conv2DLSTM([2, 3, 3], 2, 2, data_format="NCHW"),
+               (2, 3, 2, 3, 3),
+               call=lambda m, x: snt.static_unroll(
+                   m, tf.transpose(x, [1, 0, 2, 3, 4]),
+                   m.initial_state(x.shape[0]))),
+    Descriptor("lstm_with_recurrent_dropout_eval_core",
+               lambda: snt.lstm_with_recurrent_dropout(4, dropout=0.5)[1],
+               (2, 5, 3), call=_unroll(snt.dynamic_unroll)),
+    Descriptor("UnrolledLSTM_forget_bias",
+               lambda: snt.UnrolledLSTM(3, forget_bias=0.2), (2, 4, 3),
+               call=lambda m, x: m(_time_major(x),
+                                   m.initial_state(x.shape[0]))),
+    Descriptor("TrainableState_for_core",
+               lambda: snt.TrainableState.for_core(snt.LSTM(3)), (2, 3),
+               call=lambda m, x: m(x.shape[0])),
+    Descriptor("TrainableState_nested_mask",
+               lambda: snt.TrainableState(
+                   {"a": tf.ones([2]), "b": tf.zeros([1, 3])},
+                   mask={"a": True, "b": False}), (3, 2),
+               call=lambda m, x: m(x.shape[0])),
+    # --- normalization ---
+    Descriptor("BatchNorm_rank3_twice_then_eval",
+               lambda: snt.BatchNorm(True, True, decay_rate=0.5), (4, 3, 2),
+               call=_twice_then_eval),
+    Descriptor("BatchNorm_nhwc_twice_then_eval",
+               lambda: snt.BatchNorm(True, False, decay_rate=0.5),
+               (2, 3, 3, 4), call=_twice_then_eval),
+    Descriptor("BatchNorm_nchw_twice_then_eval",
+               lambda: snt.BatchNorm(False, True, decay_rate=0.5,
+                                     data_format="channels_first"),
+               (2, 4, 3, 3), call=_twice_then_eval),
+    Descriptor("BatchNorm_float64_twice_then_eval",
+               lambda: snt.BatchNorm(True, True, decay_rate=0.5, eps=1e-3),
+               (5, 3), dtype=tf.float64, call=_twice_then_eval),
+    Descriptor("BatchNorm_scale_offset_at_call",
+               lambda: snt.BatchNorm(False, False), (3, 4),
+               call=lambda m, x: m(x, is_training=True, scale=x[0] + 2.,
+                                   offset=x[1])),
+    Descriptor("BatchNorm_test_local_stats",
+               lambda: snt.BatchNorm(True, True), (3, 2, 2, 4),
+               call=lambda m, x: m(x, is_training=False,
+                                   test_local_stats=True)),
+    Descriptor("CrossReplicaBatchNorm_rank3_twice_then_eval",
+               lambda: snt.distribute.CrossReplicaBatchNorm(
+                   True, True, snt.ExponentialMovingAverage(0.5),
+                   snt.ExponentialMovingAverage(0.5)), (4, 3, 2),
+               call=_twice_then_eval),
+    Descriptor("CrossReplicaBatchNorm_nhwc_twice_then_eval",
+               lambda: snt.distribute.CrossReplicaBatchNorm(
+                   True, True, snt.ExponentialMovingAverage(0.5),
+                   snt.ExponentialMovingAverage(0.5)), (2, 3, 3, 4),
+               call=_twice_then_eval),
+    Descriptor("LayerNorm_channels_first_eps",
+               lambda: snt.LayerNorm(1, True, True, eps=1e-2,
+                                     data_format="channels_first"),
+               (2, 4, 3)),
+    Descriptor("LayerNorm_axis_list_scale_at_call",
+               lambda: snt.LayerNorm([1, 2], False, False), (2, 3, 4),
+               call=lambda m, x: m(x, scale=x[0] + 1., offset=x[1])),
+    Descriptor("LayerNorm_float64", lambda: snt.LayerNorm(-1, True, True),
+               (2, 5), dtype=tf.float64),
+    Descriptor("InstanceNorm_rank3", lambda: snt.InstanceNorm(True, False),
+               (2, 5, 3)),
+    Descriptor("GroupNorm_axis_slice_eps",
+               lambda: snt.GroupNorm(2, axis=slice(1, -1), eps=1e-2),
+               (2, 3, 4, 4)),
+    Descriptor("GroupNorm_rank5_no_scale_offset",
+               lambda: snt.GroupNorm(2, create_scale=False,
+                                     create_offset=False), (2, 2, 2, 3, 4)),
+    Descriptor("ExponentialMovingAverage_steps",
+               lambda: snt.ExponentialMovingAverage(0.7), (4, 3),
+               call=_ema_steps),
+    Descriptor("Sum_updates", snt.Sum, (4, 3), call=_updates),
+    Descriptor("Mean_updates", snt.Mean, (4, 3), call=_updates),
+    # --- reshape, batch apply ---
+    Descriptor("Reshape_preserve3_wildcard_middle",
+               lambda: snt.Reshape((2, -1, 2), preserve_dims=3),
+               (2, 3, 2, 4, 2)),
+    Descriptor("Flatten_preserve2", lambda: snt.Flatten(preserve_dims=2),
+               (2, 3, 2, 2)),
+    Descriptor("BatchApply_num_dims3",
+               lambda: snt.BatchApply(snt.Linear(2), num_dims=3),
+               (2, 3, 2, 4)),
+    Descriptor("BatchApply_nested_and_kwargs",
+               lambda: snt.BatchApply(
+                   lambda a, b, scale: (a * scale, {"s": a + b})), (2, 3, 4),
+               call=lambda m, x: m(x, tf.ones([2, 3, 1]), scale=2.)),
+    Descriptor("merge_and_split_leading_dims",
+               lambda: (snt.merge_leading_dims, snt.split_leading_dim),
+               (2, 3, 4),
+               call=lambda fs, x: fs[1](fs[0](x, 2), x, 2)),
+    # --- others ---
+    Descriptor("Embed_existing_vocab_not_trainable",
+               lambda: snt.Embed(existing_vocab=tf.reshape(tf.range(12.),
+                                                           [4, 3]),
+                                 trainable=False), (2, 3), dtype=tf.int32,
+               call=lambda m, x: m(tf.math.floormod(x, 4))),
+    Descriptor("Bias_output_size",
+               lambda: snt.Bias(output_size=(3, 4),
+                                b_init=snt.initializers.Constant(0.5)),
+               (2, 3, 4)),
+    Descriptor("Linear_custom_initializers",
+               lambda: snt.Linear(3, w_init=snt.initializers.Identity(),
+                                  b_init=snt.initializers.Constant(0.25)),
+               (2, 3), call=lambda m, x: m(x)),
+    Descriptor("Dropout_seeded_train", lambda: snt.Dropout(0.5, seed=3),
+               (4, 5), call=lambda m, x: m(x, is_training=True)),
+    Descriptor("Dropout_noise_shape",
+               lambda: snt.Dropout(0.5, noise_shape=[4, 1], seed=2), (4, 5),
+               call=lambda m, x: m(x, is_training=True)),
+    Descriptor("leaky_clip_by_value",
+               lambda: snt.leaky_clip_by_value, (2, 4),
+               call=lambda f, x: f(x, -0.5, 0.5)),
+    Descriptor("scale_gradient", lambda: snt.scale_gradient, (2, 4),
+               call=lambda f, x: f(x, 0.5)),
+    Descriptor("Deferred_call_methods",
+               lambda: snt.Deferred(lambda: snt.Linear(3),
+                                    call_methods=("__call__",)), (2, 4)),
+    Descriptor("Sequential_functions_only",
+               lambda: snt.Sequential([tf.nn.relu, lambda t: (t, t * 2.),
+                                       lambda p: p[0] + p[1]]), (2, 3)),
+]

@@ -30,6 +30,10 @@ def _state(core: Any, batch: int = 2) -> Any:
   return core.initial_state(batch)
 
 
+def _three() -> tf.Tensor:
+  return tf.constant([3, 3, 3])
+
+
 def _step_twice(core: Any, first: tf.Tensor, second: tf.Tensor) -> None:
   core(first, _state(core))
   core(second, _state(core))
@@ -66,16 +70,20 @@ class ErrorCase:
     use: `use(snt, obj)`, the misuse; None if the mistake is in `build`.
     phrase: Sonnet's key phrase, in both messages; None where Sonnet's
       message comes from a TensorFlow kernel or Python itself.
-    who: What our message must name (the module class or function).
+    who: What our message must name (the module class or function); by
+      default the start of `name`. None where both libraries pass on
+      TensorFlow's own error (e.g. a value that an int tensor cannot hold).
   """
   name: str
   build: Callable[[Any], Any]
   use: Callable[[Any, Any], Any] | None = None
   phrase: str | None = None
-  who: str = ""
+  who: str | None = ""
 
   @property
   def owner(self) -> str:
+    if self.who is None:
+      return ""
     return self.who or self.name.split("_")[0]
 
 
@@ -486,6 +494,113 @@ CASES: list[ErrorCase] = [
     _case("Deferred_attribute_before_call",
           lambda snt: snt.Deferred(lambda: snt.Linear(3)),
           lambda snt, m: m.foo, "'Deferred' object has no attribute 'foo'"),
+    # --- second sweep: recurrent, normalization, reshape, optimizers ---
+    _case("Sum_reset_before_update", lambda snt: snt.Sum(),
+          lambda snt, m: m.reset()),
+    _case("ExponentialMovingAverage_reset_before_update",
+          lambda snt: snt.ExponentialMovingAverage(0.9),
+          lambda snt, m: m.reset()),
+    _case("ExponentialMovingAverage_float64_in_tf_function",
+          lambda snt: snt.ExponentialMovingAverage(0.9),
+          lambda snt, m: tf.function(m)(x(3, dtype=tf.float64))),
+    _case("BatchNorm_eval_before_training",
+          lambda snt: snt.BatchNorm(True, True),
+          lambda snt, m: m(x(3, 4), is_training=False)),
+    _case("BatchNorm_string_is_training", lambda snt: snt.BatchNorm(True, True),
+          lambda snt, m: m(x(3, 4), is_training="False")),
+    _case("Dropout_string_is_training", lambda snt: snt.Dropout(0.5),
+          lambda snt, m: m(x(3, 4), is_training="False")),
+    _case("Reshape_variables", lambda snt: built(snt.Reshape((-1,)), 2, 3, 4),
+          lambda snt, m: m.variables),
+    _case("Dropout_variables", lambda snt: snt.Dropout(0.5),
+          lambda snt, m: m.variables),
+    _case("Adam_same_shapes_other_parameters",
+          lambda snt: snt.optimizers.Adam(0.1),
+          lambda snt, o: [o.apply([tf.ones([2])], [tf.Variable([1., 2.])])
+                          for _ in range(2)]),
+    _case("Momentum_other_parameters",
+          lambda snt: snt.optimizers.Momentum(0.1, 0.9),
+          lambda snt, o: (
+              o.apply([tf.ones([2])], [tf.Variable([1., 2.])]),
+              o.apply([tf.ones([3])], [tf.Variable([1., 2., 3.])]))),
+    _case("DepthwiseConv2D_stride_and_rate",
+          lambda snt: snt.DepthwiseConv2D(3, stride=2, rate=2),
+          lambda snt, m: m(x(2, 8, 8, 2))),
+    _case("LSTM_state_size", lambda snt: snt.LSTM(4),
+          lambda snt, m: m(x(2, 3), snt.LSTM(5).initial_state(2))),
+    _case("GRU_state_size", lambda snt: snt.GRU(4),
+          lambda snt, m: m(x(2, 3), tf.zeros([2, 5]))),
+    _case("dynamic_unroll_sequence_length_size", lambda snt: snt.LSTM(4),
+          lambda snt, m: snt.dynamic_unroll(m, x(3, 2, 3), _state(m),
+                                            sequence_length=_three())),
+    _case("static_unroll_sequence_length_size", lambda snt: snt.LSTM(4),
+          lambda snt, m: snt.static_unroll(m, x(3, 2, 3), _state(m),
+                                           sequence_length=_three())),
+    _case("Conv1DLSTM_rank", lambda snt: snt.Conv1DLSTM([6, 2], 3, 3),
+          lambda snt, m: m(x(2, 6), _state(m)), "must have rank 3"),
+    _case("Conv2DLSTM_bad_data_format",
+          lambda snt: snt.Conv2DLSTM([4, 4, 2], 3, 3, data_format="NWHC")),
+    _case("UnrolledLSTM_rank", lambda snt: snt.UnrolledLSTM(4),
+          lambda snt, m: m(x(2, 3), _state(m)), "must have rank 3"),
+    _case("TrainableState_mask_structure",
+          lambda snt: snt.TrainableState((tf.zeros([2]), tf.zeros([3])),
+                                         mask=(True,))),
+    _case("InstanceNorm_rank2", lambda snt: snt.InstanceNorm(True, True),
+          lambda snt, m: m(x(2, 3))),
+    _case("LayerNorm_axis_out_of_range",
+          lambda snt: snt.LayerNorm(3, True, True),
+          lambda snt, m: m(x(2, 3))),
+    _case("GroupNorm_rank1", lambda snt: snt.GroupNorm(2),
+          lambda snt, m: m(x(4))),
+    _case("BatchNorm_rank1", lambda snt: snt.BatchNorm(True, True),
+          lambda snt, m: m(x(4), is_training=True)),
+    _case("BatchNorm_pass_offset", lambda snt: snt.BatchNorm(True, True),
+          lambda snt, m: m(x(3, 4), is_training=True, offset=tf.ones([4])),
+          "Cannot pass `offset` at call time if `create_offset=True`."),
+    _case("BatchApply_num_dims_0",
+          lambda snt: snt.BatchApply(snt.Linear(2), num_dims=0),
+          lambda snt, m: m(x(2, 3))),
+    _case("BatchApply_leading_dims_disagree",
+          lambda snt: snt.BatchApply(lambda a, b: a + b),
+          lambda snt, m: m(x(2, 3, 4), x(3, 2, 4))),
+    _case("Reshape_output_shape_type", lambda snt: snt.Reshape("ab"),
+          lambda snt, m: m(x(2, 3))),
+    _case("Flatten_unknown_rank", lambda snt: snt.Flatten(),
+          lambda snt, m: _trace(m, None)),
+    _case("Adam_int_parameters", lambda snt: snt.optimizers.Adam(0.1),
+          lambda snt, o: o.apply([tf.constant([1, 2])], [tf.Variable([1, 2])]),
+          "Cannot convert 1.0 to EagerTensor of dtype int32", who=None),
+    _case("Metric_abstract", lambda snt: snt.Metric(),
+          phrase="Can't instantiate abstract class Metric", who="Metric"),
+    _case("Optimizer_abstract", lambda snt: snt.Optimizer(),
+          phrase="Can't instantiate abstract class Optimizer"),
+    _case("RNNCore_abstract", lambda snt: snt.RNNCore(),
+          phrase="Can't instantiate abstract class RNNCore"),
+    _case("Linear_output_size_0", lambda snt: snt.Linear(0),
+          lambda snt, m: m(x(2, 3))),
+    _case("Embed_float_ids_2d", lambda snt: snt.Embed(10, 3),
+          lambda snt, m: m(tf.constant([[1.5]]))),
+    _case("Orthogonal_int", lambda snt: snt.initializers.Orthogonal(),
+          lambda snt, i: i([2, 3], tf.int32), _FLOAT),
+    _case("Constant_int_dtype", lambda snt: snt.initializers.Constant(1.5),
+          lambda snt, i: i([2], tf.int32),
+          "Cannot convert 1.5 to EagerTensor of dtype int32", who=None),
+    _case("VarianceScaling_int", lambda snt: snt.initializers.VarianceScaling(),
+          lambda snt, i: i([2, 3], tf.int32), _FLOAT),
+    _case("Deferred_constructor_not_callable",
+          lambda snt: snt.Deferred(lambda: 3), lambda snt, m: m(x(2))),
+    _case("Conv1D_padding_string", lambda snt: snt.Conv1D(2, 3,
+                                                          padding="CAUSAL"),
+          lambda snt, m: m(x(2, 5, 2))),
+    _case("Conv2D_padding_functions_length",
+          lambda snt: snt.Conv2D(2, 3, padding=[snt.pad.same] * 3),
+          lambda snt, m: m(x(2, 5, 5, 2))),
+    _case("MLP_dropout_rate",
+          lambda snt: snt.nets.MLP([2, 2], dropout_rate=1.5),
+          lambda snt, m: m(x(2, 3), is_training=True)),
+    _case("ResNet_unknown_bn_config_key",
+          lambda snt: snt.nets.ResNet([1, 1, 1, 1], 3,
+                                      bn_config={"decay_rate": 0.9, "bad": 1})),
 ]
 
 # --- Where we differ on purpose (each checked to still differ). ---
@@ -503,6 +618,11 @@ EARLIER: dict[str, str] = {
     "Dropout_rate": "same: checked in __init__ (Sonnet: tf.nn.dropout).",
     "Reshape_two_wildcards": "same: checked in __init__ (Sonnet: a reshape "
                              "kernel error).",
+    "Reshape_output_shape_type": "same (Sonnet: converting it to a tensor).",
+    "BatchApply_num_dims_0": "same (Sonnet: a TypeError from TensorShape).",
+    "Conv1D_padding_string": "same (Sonnet: the kernel rejects 'CAUSAL').",
+    "Conv2D_padding_functions_length": "same; a TypeError too, as Sonnet's.",
+    "MLP_dropout_rate": "same (Sonnet: tf.nn.dropout at the first call).",
 }
 
 # Sonnet runs without an error (and computes something else); we raise.
@@ -511,6 +631,37 @@ OURS_ONLY: dict[str, str] = {
                                  "module was built for (BUILD_NOTES).",
     "VanillaRNN_state_size": "the state is checked against the core's "
                              "state size; Sonnet broadcasts it.",
+    "BatchNorm_eval_before_training": "the moving statistics are still zero "
+                                      "(Sonnet returns inputs / sqrt(eps)); "
+                                      "BUILD_NOTES.",
+    "BatchNorm_string_is_training": "'False' is truthy: Sonnet trains; ours "
+                                    "asks for a bool (a TypeError).",
+    "Dropout_string_is_training": "same as BatchNorm_string_is_training.",
+    "DepthwiseConv2D_stride_and_rate": "TensorFlow computes wrong values "
+                                       "there (Sonnet returns them).",
+    "Conv2DLSTM_bad_data_format": "Sonnet treats anything but NCHW as NHWC.",
+    "InstanceNorm_rank2": "no axis to normalize over; Sonnet returns the "
+                          "offset.",
+    "GroupNorm_rank1": "Sonnet normalizes a lone vector silently.",
+    "BatchNorm_rank1": "Sonnet normalizes the batch axis away silently.",
+    "BatchApply_leading_dims_disagree": "Sonnet merges [2, 3] and [3, 2] "
+                                        "alike and adds rows of different "
+                                        "examples.",
+    "Linear_output_size_0": "sizes must be positive ints in every module "
+                            "(Sonnet builds a [3, 0] weight).",
+}
+
+# Sonnet fails with an incidental Python or TensorFlow error; ours runs.
+SONNET_ONLY: dict[str, str] = {
+    "Sum_reset_before_update": "Sonnet: AttributeError on a None variable; "
+                               "resetting a fresh metric is a no-op here.",
+    "ExponentialMovingAverage_reset_before_update": "the same.",
+    "ExponentialMovingAverage_float64_in_tf_function":
+        "Sonnet: a float32 decay power meets float64 values (BUILD_NOTES).",
+    "Reshape_variables": "stateless modules return () from `variables` "
+                         "(Sonnet raises 'does not currently contain any "
+                         "variables'); BUILD_NOTES.",
+    "Dropout_variables": "the same.",
 }
 
 # Sonnet fails with an incidental Python error; ours is a ValueError that
@@ -518,9 +669,11 @@ OURS_ONLY: dict[str, str] = {
 OTHER_TYPE: dict[str, str] = {
     "LSTM_tuple_state": "Sonnet: AttributeError ('tuple' object has no "
                         "attribute 'hidden').",
-    "DeepRNN_state_length": "Sonnet: IndexError (tuple index out of range).",
     "ExponentialMovingAverage_value_before_update":
         "Sonnet: AttributeError ('NoneType' object has no attribute "
         "'read_value'): a property raising AttributeError would make "
         "hasattr() say False.",
+    "Deferred_constructor_not_callable":
+        "Sonnet: AttributeError ('int' object has no attribute 'target'); "
+        "ours a TypeError naming the Deferred module.",
 }

@@ -13,7 +13,23 @@ import tensorflow as tf
 from sonnet_like.core import mixed_precision
 
 
-class InputShapeError(ValueError, tf.errors.InvalidArgumentError):
+class _KernelLikeError(tf.errors.InvalidArgumentError):
+  """An `InvalidArgumentError` made from a message alone.
+
+  `Error("text")` is the usual form. Autograph, re-raising an error from
+  code it converted (a module called in a `tf.function`), builds a new one
+  as `type(e)(node_def, op, message, payloads)`, which works too, so the type
+  survives tracing (otherwise it would become a `StagingError`).
+  """
+
+  def __init__(self, node_def, op=None, message=None, *args):
+    if message is None:  # `Error(message)`.
+      node_def, message = None, node_def
+    tf.errors.InvalidArgumentError.__init__(self, node_def, op, message, *args)
+    self.args = (message,)
+
+
+class InputShapeError(ValueError, _KernelLikeError):
   """An input whose rank or size does not fit the module.
 
   Sonnet 2 reports some of these mistakes itself (a `ValueError`) and leaves
@@ -21,12 +37,10 @@ class InputShapeError(ValueError, tf.errors.InvalidArgumentError):
   error is both, so an `except` clause written for either still catches it.
   """
 
-  def __init__(self, message: str):
-    tf.errors.InvalidArgumentError.__init__(self, None, None, message)
-    self.args = (message,)
+  __init__ = _KernelLikeError.__init__  # ValueError's comes first otherwise.
 
 
-class InputDTypeError(TypeError, ValueError, tf.errors.InvalidArgumentError):
+class InputDTypeError(TypeError, ValueError, _KernelLikeError):
   """An input or requested dtype the module cannot use.
 
   A `TypeError`, and also each type Sonnet 2 or the kernel it reaches
@@ -34,9 +48,23 @@ class InputDTypeError(TypeError, ValueError, tf.errors.InvalidArgumentError):
   `tf.errors.InvalidArgumentError` from an op).
   """
 
-  def __init__(self, message: str):
-    tf.errors.InvalidArgumentError.__init__(self, None, None, message)
-    self.args = (message,)
+  __init__ = _KernelLikeError.__init__
+
+
+class UnknownRankError(InputShapeError, TypeError):
+  """An input of unknown rank where the module needs to know it.
+
+  Sonnet 2 compares the unknown rank (None) with an int there, a
+  `TypeError`; this error is that too.
+  """
+
+
+class StateLengthError(ValueError, IndexError):
+  """A state tuple with a different number of entries than there are cores.
+
+  Sonnet 2 indexes past the end of a short tuple (an `IndexError`); this
+  error is that too.
+  """
 
 
 def describe(module: Any) -> str:
@@ -88,8 +116,8 @@ def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
   """
   actual = inputs.shape.rank
   if actual is None:
-    raise InputShapeError(f"{describe(module)} needs an input of known rank, "
-                          "got a tensor of unknown rank.")
+    raise UnknownRankError(f"{describe(module)} needs an input of known "
+                           "rank, got a tensor of unknown rank.")
   if rank is not None and actual != rank:
     expected, wanted = f"a rank-{rank} input {layout}".rstrip(), str(rank)
   elif min_rank is not None and actual < min_rank:

@@ -46,6 +46,8 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
 
   The variance is computed as the mean squared deviation from the global
   mean (two all-reduces), which stays accurate for inputs with a large mean.
+  As in Sonnet, the moving variance is fed the biased batch variance in
+  every layout (`snt.BatchNorm`'s fused NHWC path feeds the unbiased one).
   Statistics of float16/bfloat16 inputs are accumulated in float32. See
   `BaseBatchNorm` for the arguments and the call.
   """
@@ -81,12 +83,12 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
 
   def _batch_normalize(self, inputs, scale, offset):
     """Normalizes with the global batch statistics; returns them too."""
-    mean, variance, count = self._global_moments(inputs)
+    # Never fused, as in Sonnet: the moving variance gets the biased batch
+    # variance in every layout (BatchNorm's fused NHWC kernel hands over a
+    # Bessel-corrected one).
+    mean, variance, _ = self._global_moments(inputs)
     outputs = tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                         self._eps)
-    if self._nhwc:  # What BatchNorm's fused kernel hands to the averages.
-      count = tf.cast(count, variance.dtype)
-      variance = variance * count / tf.maximum(count - 1, 1)
     return outputs, mean, variance
 
   def _global_moments(self, inputs):

@@ -39,8 +39,9 @@ def resolve_axes(module: Any, axis: Axis, rank: int) -> tuple[int, ...]:
     axes = (axis,) if _is_int(axis) else tuple(axis)
     for a in axes:
       if not -rank <= a < rank:
-        raise ValueError(f"{checks.describe(module)} normalizes over axis "
-                         f"{a}, which a rank-{rank} input does not have.")
+        raise checks.InputShapeError(
+            f"{checks.describe(module)} normalizes over axis {a}, which a "
+            f"rank-{rank} input does not have.")
     axes = tuple(sorted({int(a) % rank for a in axes}))
   if not axes:
     raise ValueError(f"{checks.describe(module)} has no axis to normalize "

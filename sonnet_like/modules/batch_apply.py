@@ -38,8 +38,8 @@ class BatchApply(base.Module):
       raise TypeError(f"BatchApply: module must be callable, got {module!r}.")
     if isinstance(num_dims, bool) or not isinstance(num_dims, int) or (
         num_dims < 1):
-      raise ValueError(f"BatchApply: num_dims must be a positive int, got "
-                       f"{num_dims!r}.")
+      raise checks.ArgumentTypeError(
+          f"BatchApply: num_dims must be a positive int, got {num_dims!r}.")
     self.module = module
     self.num_dims = num_dims
 

@@ -326,7 +326,8 @@ def _padding_functions(owner: str, padding: Any, n: int) -> tuple:
   if len(functions) == 1:
     functions *= n
   if len(functions) != n or not all(callable(f) for f in functions):
-    raise ValueError(
+    # Sonnet raises a TypeError for a sequence of the wrong length.
+    raise checks.ArgumentTypeError(
         f"{owner}: padding must be 'SAME', 'VALID', a padding function such "
         f"as snt.pad.causal, or a sequence of {n} of them, got {padding!r}.")
   return functions

@@ -63,7 +63,11 @@ class Deferred(base.Module):
 
   @base.no_name_scope
   def __call__(self, *args, **kwargs) -> Any:
-    return self.target(*args, **kwargs)
+    target = self.target
+    if not callable(target):
+      raise TypeError(f"Deferred {self.name!r}: its constructor returned "
+                      f"{target!r}, which is not callable.")
+    return target(*args, **kwargs)
 
   @base.no_name_scope
   def _built(self) -> bool:

@@ -48,8 +48,9 @@ def check_bn_config(owner: str, bn_config: Any) -> dict[str, Any]:
                     f"{bn_config!r}.")
   unknown = sorted(str(k) for k in bn_config if k not in BN_CONFIG_KEYS)
   if unknown:
-    raise ValueError(f"{owner}: bn_config may only set {list(BN_CONFIG_KEYS)}, "
-                     f"got the keys {unknown}.")
+    raise checks.ArgumentTypeError(
+        f"{owner}: bn_config may only set {list(BN_CONFIG_KEYS)}, "
+        f"got the keys {unknown}.")
   if "decay_rate" in bn_config:
     moving_averages.check_decay(owner, "bn_config['decay_rate']",
                                 bn_config["decay_rate"], low_inclusive=False)

@@ -123,7 +123,7 @@ class Optimizer(base.Module):
       i = next(i for i, (a, b) in enumerate(zip(specs, given)) if a != b)
       before = f"parameters[{i}] = {_render(specs[i])}"
       after = _render(given[i])
-    raise ValueError(PARAMETERS_CHANGED_ERROR.format(
+    raise checks.InputShapeError(PARAMETERS_CHANGED_ERROR.format(
         optimizer=checks.describe(self), before=before, after=after))
 
   def _remember_parameters(self, parameters: Sequence[tf.Variable]) -> None:

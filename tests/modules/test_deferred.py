@@ -89,3 +89,10 @@ def test_bad_arguments():
     snt.Deferred(3)
   with pytest.raises(TypeError, match="Deferred: call_methods must be"):
     snt.Deferred(snt.Linear, call_methods="encode")
+
+
+def test_a_constructor_returning_a_non_callable_fails_at_the_call():
+  deferred = snt.Deferred(lambda: 3, name="three")
+  with pytest.raises(TypeError, match=r"^Deferred 'three': its constructor "
+                     r"returned 3, which is not callable\.$"):
+    deferred(tf.ones([1]))

@@ -61,7 +61,7 @@ class _DeepRNNBase(rnn_core.RNNCore):
     cores = self._cores()
     if not isinstance(prev_state, (tuple, list)) or len(prev_state) != len(
         cores):
-      raise ValueError(
+      raise checks.StateLengthError(
           f"{checks.describe(self)} expects prev_state to be a tuple with "
           f"one state per recurrent layer ({len(cores)}), got "
           f"{state_checks.describe_structure(prev_state)}. Use "

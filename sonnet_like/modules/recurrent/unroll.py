@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import checks
 from sonnet_like.modules.recurrent import state_checks
 
 _Core = Callable[[Any, Any], tuple[Any, Any]]
@@ -82,8 +83,9 @@ def _check_sequence_length(owner: str, sequence_length: Any,
                      f"{sequence_length.dtype.name}.")
   batch, given = inputs[0].shape[1], sequence_length.shape[0]
   if batch is not None and given is not None and batch != given:
-    raise ValueError(f"{owner}: sequence_length has {given} entries but the "
-                     f"batch size (axis 1 of input_sequence) is {batch}.")
+    raise checks.InputShapeError(
+        f"{owner}: sequence_length has {given} entries but the "
+        f"batch size (axis 1 of input_sequence) is {batch}.")
   return sequence_length
 
 

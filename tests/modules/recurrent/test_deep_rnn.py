@@ -107,3 +107,9 @@ def test_constructor_errors():
     snt.DeepRNN([snt.LSTM(2), 3])
   with pytest.raises(TypeError, match="DeepRNN: layers must be a list"):
     snt.DeepRNN(snt.LSTM(2))
+
+
+def test_a_short_state_tuple_is_also_an_index_error_as_in_sonnet():
+  deep = snt.DeepRNN([snt.LSTM(4), snt.GRU(3)], name="deep")
+  with pytest.raises(IndexError, match="deep"):
+    deep(tf.ones([2, 3]), (snt.LSTM(4).initial_state(2),))
