@@ -97,15 +97,22 @@ def main(argv: list[str]) -> int:
                *files, *argv], plugins=[counter])
   deliberate = _deliberate()
   totals = collections.Counter()
+  by_test = collections.defaultdict(collections.Counter)
   differing = []
   for nodeid, outcome in sorted(counter.outcomes.items()):
     verdict, reason = _classify(nodeid, outcome, deliberate)
     totals[verdict] += 1
+    by_test[nodeid.split("::")[-1].partition("[")[0]][verdict] += 1
     if verdict == "differs":
       differing.append((re.sub(r"^tests/", "", nodeid), reason))
   print("\nDiffering checks:")
   for nodeid, reason in differing:
     print(f"  {nodeid}: {reason}")
+  print("\nBy test (agree / measured):")
+  for name, counts in sorted(by_test.items()):
+    if counts["agrees"] + counts["differs"]:
+      print(f"  {name}: {counts['agrees']} / "
+            f"{counts['agrees'] + counts['differs']}")
   measured = totals["agrees"] + totals["differs"]
   rate = 100. * totals["agrees"] / max(measured, 1)
   print(f"\nagrees {totals['agrees']}, differs {totals['differs']}, "
