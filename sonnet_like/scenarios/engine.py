@@ -401,8 +401,11 @@ class Scenario:
 
   @property
   def step_variable(self) -> tf.Variable:
-    """Traced code's view of the step counter: steps completed before the
-    running one (an int64 variable, created by `run`)."""
+    """The step counter as a variable, for traced code.
+
+    An int64 variable holding the steps completed before the running one;
+    `run` creates it.
+    """
     return self._traced.step
 
   @property
