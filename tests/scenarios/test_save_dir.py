@@ -208,41 +208,21 @@ def _script(tmp_path):
   return script
 
 
-def test_two_runs_at_once_one_is_refused_naming_the_other(tmp_path):
+def test_a_run_is_refused_while_another_process_holds_the_folder(tmp_path):
+  # This process holds the lock as a running scenario does; a run started in
+  # another process is refused before training, naming this one. (Lock
+  # races and the takeover of a killed run's lock: test_run_dir.py and every
+  # row of test_scenario_table.py.)
   script, save_dir = _script(tmp_path), tmp_path / "run"
-  # 1 s per call: the winner holds the folder ~12 s, longer than the other
-  # process can lag in starting TensorFlow on a loaded machine.
-  runs = [test_resume._start(script, save_dir, tmp_path / f"{i}.npz", 1.0)  # pylint: disable=protected-access
-          for i in range(2)]
-  results = [p.communicate(timeout=180) for p in runs]
-  codes = [p.returncode for p in runs]
-  assert sorted(codes) == [0, 1], [r[1][-2000:] for r in results]
-  winner, loser = (0, 1) if codes[0] == 0 else (1, 0)
-  assert "FINISHED 12" in results[winner][0]
-  err = results[loser][1]
-  assert f"FolderLockedError: Supervised: save_dir {save_dir} is in use by " \
-         f"process {runs[winner].pid} on host" in err
-  files = _checkpoint_files(save_dir)
-  assert len(files) == 12 and _all_readable(save_dir, files)
-
-
-def test_a_killed_run_leaves_a_lock_that_is_taken_over(tmp_path):
-  script, save_dir = _script(tmp_path), tmp_path / "run"
-  killed = test_resume._start(script, save_dir, tmp_path / "k.npz", 0.5)  # pylint: disable=protected-access
-  test_resume._wait_for_checkpoint(save_dir, killed, at_least=4)  # pylint: disable=protected-access
-  killed.send_signal(signal.SIGKILL)
-  killed.communicate()
-  assert (save_dir / run_dir.LOCK_FILE).exists()
-  before = _checkpoint_files(save_dir)
-  again = test_resume._start(script, save_dir, tmp_path / "k.npz", 0.0)  # pylint: disable=protected-access
-  out, err = again.communicate(timeout=120)
-  assert again.returncode == 0, err[-2000:]
-  assert "FINISHED 12" in out and "resuming from" in err
-  assert (f"Supervised: took over the lock of save_dir {save_dir} from "
-          f"process {killed.pid} on host") in err
-  after = _checkpoint_files(save_dir)
-  assert {k: after[k] for k in before} == before
-  assert not (save_dir / run_dir.LOCK_FILE).exists()
+  save_dir.mkdir()
+  with run_dir.FolderLock("Supervised", str(save_dir)):
+    refused = test_resume._start(script, save_dir, tmp_path / "r.npz", 0.0)  # pylint: disable=protected-access
+    out, err = refused.communicate(timeout=180)
+  assert refused.returncode == 1, err[-2000:]
+  assert "FINISHED" not in out
+  assert (f"FolderLockedError: Supervised: save_dir {save_dir} is in use by "
+          f"process {os.getpid()} on host") in err
+  assert os.listdir(save_dir) == []  # The lock file went with the release.
 
 
 def test_read_only_save_dir_is_refused_before_training(tmp_path):

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import tests
 import sonnet_like as snt
+from sonnet_like.scenarios import run_dir
 from tests import optimizer_common
 from tests import scenario_table
 from tests.scenarios import test_resume
@@ -112,13 +113,22 @@ def test_mirrored_over_two_cpus_matches_one_device(row):
 # ---- Bitwise resume after SIGKILL (subprocesses) ----
 
 # Trains the rows named in argv[4] (comma-separated), each in
-# save_dir/<row>, writing its state to <out>-<row>.npz.
+# save_dir/<row>, writing its state to <out>-<row>.npz; with argv[5] > 0 the
+# process SIGKILLs itself once that many steps are done.
 _SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
+    import signal
+    kill_at = int(sys.argv[5])
+
+    class Kill(snt.scenarios.Hook):
+      def step_end(self, scenario, step, logs):
+        if kill_at and step >= kill_at:
+          os.kill(os.getpid(), signal.SIGKILL)
+
     from tests import scenario_table
     for name in sys.argv[4].split(","):
       row = scenario_table.BY_NAME[name]
       scenario = scenario_table.train(
-          row, steps_per_call=2, save_every=4, hooks=[Slow()],
+          row, steps_per_call=2, save_every=4, hooks=[Slow(), Kill()],
           save_dir=os.path.join(save_dir, name))
       np.savez(f"{{out}}-{{name}}.npz",
                *scenario_table.state_arrays(scenario))
@@ -126,11 +136,11 @@ _SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
 """)
 
 
-def _start(script, save_dir, out, delay, names):
+def _start(script, save_dir, out, names, kill_at=0):
   return subprocess.Popen(
-      [sys.executable, str(script), str(save_dir), str(out), str(delay),
-       ",".join(names)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-      text=True)
+      [sys.executable, str(script), str(save_dir), str(out), "0",
+       ",".join(names), str(kill_at)], stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -139,29 +149,27 @@ def uninterrupted(tmp_path_factory):
   folder = tmp_path_factory.mktemp("uninterrupted")
   script = folder / "train.py"
   script.write_text(_SCRIPT.format(root=tests.ROOT))
-  return script, folder, _start(script, folder / "runs", folder / "w", 0.0,
-                                _IDS)
+  return script, folder, _start(script, folder / "runs", folder / "w", _IDS)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
 def test_killed_run_resumes_bitwise(row, uninterrupted, tmp_path):
   script, folder, whole = uninterrupted
-  start = lambda delay: _start(script, tmp_path, tmp_path / "k", delay,
-                               [row.name])
 
-  # 0.5 s per call: ~2.5 s or more between the checkpoint waited for and
-  # the end of the run, for the kill to land.
-  killed = start(0.5)
-  test_resume._wait_for_checkpoint(tmp_path / row.name, killed, at_least=4,  # pylint: disable=protected-access
-                                   timeout=300)
-  killed.send_signal(signal.SIGKILL)
-  killed.communicate()
+  # Killed at step 6, between the checkpoint of step 4 and that of step 8:
+  # steps 5 and 6 are lost with the process, the lock file is left behind.
+  killed = _start(script, tmp_path, tmp_path / "k", [row.name], kill_at=6)
+  killed.communicate(timeout=300)
   assert killed.returncode == -signal.SIGKILL
-  resumed = start(0.0)
+  assert tf.train.latest_checkpoint(str(tmp_path / row.name)).endswith("-4")
+  assert (tmp_path / row.name / run_dir.LOCK_FILE).exists()
+  resumed = _start(script, tmp_path, tmp_path / "k", [row.name])
   out, err = resumed.communicate(timeout=300)
   assert resumed.returncode == 0, err[-3000:]
   assert f"FINISHED {row.name} {row.num_steps}" in out
   assert f"{row.name}: resuming from" in err
+  assert (f"{row.name}: took over the lock of save_dir {tmp_path / row.name} "
+          f"from process {killed.pid} on host") in err
   if whole.returncode is None:
     _, whole_err = whole.communicate(timeout=600)
     assert whole.returncode == 0, whole_err[-3000:]
