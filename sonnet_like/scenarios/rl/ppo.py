@@ -20,6 +20,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
+from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import returns
 from sonnet_like.scenarios.rl import rollout
 
@@ -117,6 +118,11 @@ class PPO(on_policy.OnPolicy):
     self.normalize_advantages = normalize_advantages
     self.normalize_observations = normalize_observations
     self.scale_rewards = scale_rewards
+
+  @classmethod
+  def recipe(cls, task: str) -> recipes.Recipe:
+    """The documented settings for `task` (see `rl.recipes.PPO_RECIPES`)."""
+    return recipes.find(cls, recipes.PPO_RECIPES, task)
 
   def __call__(self, actor: Any, critic: Any, optimizer: Any, env: Any,
                eval_env: Any = None) -> history_lib.History:
