@@ -93,14 +93,15 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=1),
 }
 
-# SAC. Pendulum-v1: as Stable-Baselines3's RL Zoo (learning rate 1e-3, two
-# hidden layers of 256, automatic temperature), with 1000 random steps
-# first.
+# SAC. Pendulum-v1: as Stable-Baselines3's RL Zoo (learning rate 1e-3,
+# automatic temperature, 1000 random steps first) but with two hidden layers
+# of 64 (the Zoo's 256 cost 16x the arithmetic; 64 measured -148 after 5k
+# steps and -132 after 30k, in-graph, seed 0).
 SAC_RECIPES: dict[str, dict[str, Any]] = {
     "Pendulum-v1": dict(
         settings=dict(num_env_steps=30_000, buffer_size=100_000,
                       batch_size=256, learning_starts=1_000, tau=0.005,
                       gamma=0.99),
-        learning_rate=1e-3, hidden=(256, 256), actor_outputs=2,
+        learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
         activation="relu"),
 }
