@@ -184,9 +184,40 @@ def train_dqn(poison=False, bad_env=False, num_steps=12, **loop):
   return dqn
 
 
-def _bad_reward(scenario: str) -> str:
-  return (rf"^{scenario}: env: \w+ environment 'guess': step\(\) returned "
-          r"reward of shape \[4, 1\]; expected \[4\]")
+class _Pendulum(envs.Pendulum):
+  """Pendulum with the poison and wrong-shape options of `_Guess`."""
+
+  def __init__(self, *args, poison_after=None, wide_reward=False, **kwargs):
+    super().__init__(*args, **kwargs)
+    self.poison_after, self.wide_reward = poison_after, wide_reward
+    self.steps = tf.Variable(0, trainable=False)
+
+  def step(self, action):
+    timestep = super().step(action)
+    if self.wide_reward:
+      return timestep._replace(reward=timestep.reward[:, None])
+    if self.poison_after is None:
+      return timestep
+    self.steps.assign_add(1)
+    return timestep._replace(reward=tf.where(
+        self.steps > self.poison_after, np.nan, timestep.reward))
+
+
+def train_sac(poison=False, bad_env=False, num_steps=12, **loop):
+  tf.random.set_seed(0)
+  sac = snt.scenarios.SAC(num_env_steps=num_steps * 2, num_envs=2,
+                          buffer_size=32, batch_size=8, learning_starts=6,
+                          seed=3, **loop)
+  sac(snt.nets.MLP([8, 2], name="actor"), snt.nets.MLP([8, 1], name="q"),
+      keras.optimizers.Adam(0.01),
+      _Pendulum(2, seed=1, poison_after=5 if poison else None,
+                wide_reward=bad_env))
+  return sac
+
+
+def _bad_reward(scenario: str, env: str = "guess", num_envs: int = 4) -> str:
+  return (rf"^{scenario}: env: \w+ environment '{env}': step\(\) returned "
+          rf"reward of shape \[{num_envs}, 1\]; expected \[{num_envs}\]")
 
 
 # ---- The example scenarios (examples/vae.py, examples/contrastive.py) ----
@@ -245,6 +276,8 @@ ROWS = [
         _bad_reward("PPO"), multi_replica=False),
     Row("DQN", train_dqn, 12, lambda: train_dqn(bad_env=True, progress=False),
         _bad_reward("DQN"), multi_replica=False),
+    Row("SAC", train_sac, 12, lambda: train_sac(bad_env=True, progress=False),
+        _bad_reward("SAC", "pendulum", num_envs=2), multi_replica=False),
     Row("VAE", train_vae, 12, _bad_vae, r"^VAE: train_data must hold"),
     Row("Contrastive", train_contrastive, 12, _bad_contrastive,
         r"^Contrastive: train_data must hold"),

@@ -11,6 +11,8 @@ from sonnet_like.envs.cartpole import CartPole
 from sonnet_like.envs.guess import Guess
 from sonnet_like.envs.gym_adapter import GymEnvironment
 from sonnet_like.envs.make import make
+# --- envs: pendulum ---
+from sonnet_like.envs.pendulum import Pendulum
 
 __all__ = [
     "ActionSpace",
@@ -23,4 +25,6 @@ __all__ = [
     "Guess",
     "GymEnvironment",
     "make",
+    # --- envs: pendulum ---
+    "Pendulum",
 ]

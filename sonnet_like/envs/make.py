@@ -6,9 +6,11 @@ from sonnet_like.core import arguments
 from sonnet_like.envs import base
 from sonnet_like.envs import cartpole
 from sonnet_like.envs import gym_adapter
+from sonnet_like.envs import pendulum
 
 # gymnasium ids with an in-graph TensorFlow version.
-IN_GRAPH_ENVIRONMENTS = {"CartPole-v1": cartpole.CartPole}
+IN_GRAPH_ENVIRONMENTS = {"CartPole-v1": cartpole.CartPole,
+                         "Pendulum-v1": pendulum.Pendulum}
 
 NOT_IN_GRAPH_ERROR = (
     "make: in_graph=True needs an environment written in TensorFlow; "

@@ -17,6 +17,7 @@ from sonnet_like.scenarios.progress import ProgressBar
 from sonnet_like.scenarios.rl.ppo import PPO
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
+from sonnet_like.scenarios.rl.sac import SAC
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.tensorboard import TensorBoard
 
@@ -29,6 +30,7 @@ __all__ = [
     "Hook",
     "NonFiniteError",
     "PPO",
+    "SAC",
     "ProgressBar",
     "REINFORCE",
     "Scenario",

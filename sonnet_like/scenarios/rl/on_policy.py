@@ -12,8 +12,10 @@ scenario's seed). Evaluation plays the greedy policy for `eval_episodes`
 whole episodes in `eval_env`.
 
 The checkpoint holds the actor, the value module, the optimizer, the policy's
-log-std (Box actions), the episode statistics and, for an in-graph
-environment, its state: a killed run resumes exactly. A gymnasium
+log-std (Box actions with a state-independent std), the episode statistics,
+the observation and reward statistics (PPO's `normalize_observations`,
+`scale_rewards`) and, for an in-graph environment, its state: a killed run
+resumes exactly. A gymnasium
 environment's state lives in Python and is not checkpointed (a resumed run
 starts new episodes there).
 
@@ -33,6 +35,7 @@ from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import normalization
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
 
@@ -46,6 +49,11 @@ class OnPolicy(engine.Scenario):
     rollout_length: Steps per environment and rollout.
     eval_episodes: Episodes per greedy evaluation.
     log_std_init: Initial log standard deviation of a Box policy.
+    state_dependent_std: A Box policy's log-stds are outputs of the actor
+      (which then outputs `2k` values: means, then log-stds) rather than a
+      trained variable (see `policies.Policy`).
+    squash: A Box policy's actions are `tanh`-squashed into the bounds
+      rather than clipped.
     log_every: Record logs every this many rollouts.
     **kwargs: Loop settings of `Scenario` (eval_every, save_every, save_dir,
       steps_per_call, jit_compile, on_nonfinite, clip_norm, seed, hooks,
@@ -53,10 +61,13 @@ class OnPolicy(engine.Scenario):
   """
 
   actor_name, critic_name = "actor", "critic"
+  # Set by subclasses that offer them (PPO).
+  normalize_observations, scale_rewards, gamma = False, False, 0.99
 
   def __init__(self, num_env_steps: int, *, num_envs: int,
                rollout_length: int, eval_episodes: int = 100,
-               log_std_init: float = 0.0, log_every: int = 10, **kwargs):
+               log_std_init: float = 0.0, state_dependent_std: bool = False,
+               squash: bool = False, log_every: int = 10, **kwargs):
     owner = type(self).__name__
     arguments.check_positive_int(owner, "num_env_steps", num_env_steps)
     arguments.check_positive_int(owner, "num_envs", num_envs)
@@ -66,12 +77,19 @@ class OnPolicy(engine.Scenario):
         log_std_init, (int, float)) or not math.isfinite(log_std_init):
       raise ValueError(f"{owner}: log_std_init must be a finite number, got "
                        f"{log_std_init!r}.")
+    for name, value in (("state_dependent_std", state_dependent_std),
+                        ("squash", squash)):
+      if not isinstance(value, bool):
+        raise ValueError(f"{owner}: {name} must be a bool, got {value!r}.")
     steps = -(-num_env_steps // (num_envs * rollout_length))
     super().__init__(steps, log_every=log_every, **kwargs)
     environments.check_strategy(owner, self.strategy)
     self.num_env_steps, self.num_envs = num_env_steps, num_envs
     self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
     self.log_std_init = float(log_std_init)
+    self.state_dependent_std, self.squash = state_dependent_std, squash
+    self.normalizer: normalization.ObservationNormalizer | None = None
+    self.reward_scaler: normalization.RewardScaler | None = None
     self._evaluation: environments.GreedyEvaluation | None = None
 
   def _setup(self, actor: Any, critic: Any, optimizer: Any, env: Any,
@@ -92,8 +110,14 @@ class OnPolicy(engine.Scenario):
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
         eval_every=self.eval_every, seed=self.seed + 1)
-    self.policy = policies.Policy(owner, self.env.action_space,
-                                  self.log_std_init)
+    self.policy = policies.Policy(
+        owner, self.env.action_space, self.log_std_init,
+        state_dependent_std=self.state_dependent_std, squash=self.squash)
+    self.normalizer = (normalization.ObservationNormalizer(
+        self.env.observation_spec.shape) if self.normalize_observations
+                       else None)
+    self.reward_scaler = (normalization.RewardScaler(
+        self.env.num_envs, self.gamma) if self.scale_rewards else None)
     self.stats = episodes.EpisodeStats(self.num_envs)
     self._evaluation = None
 
@@ -101,7 +125,7 @@ class OnPolicy(engine.Scenario):
 
   def models(self):
     named = {self.actor_name: self.actor, self.critic_name: self.critic}
-    if not self.policy.is_discrete:
+    if self.policy.log_std is not None:
       named["log_std"] = self.policy
     return named
 
@@ -110,12 +134,16 @@ class OnPolicy(engine.Scenario):
                  episode_stats=self.stats)
     if self.env.in_graph:
       named["env"] = self.env
+    if self.normalizer is not None:
+      named["observation_normalizer"] = self.normalizer
+    if self.reward_scaler is not None:
+      named["reward_scaler"] = self.reward_scaler
     return named
 
   def build(self):
     observation = self.env.reset(seed=self.seed)
     base.check_shapes(self.env, type(self).__name__)
-    self.policy.check(self.actor(observation))
+    self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
     step_lib.build_optimizer(self.optimizer, self.trainable_variables())
 
@@ -124,8 +152,8 @@ class OnPolicy(engine.Scenario):
       return None
     if self._evaluation is None:
       self._evaluation = environments.GreedyEvaluation(
-          self.eval_env, lambda obs: self.policy.greedy(self.actor(obs)),
-          self.eval_episodes)
+          self.eval_env, lambda obs: self.policy.greedy(
+              self.actor_outputs(obs)), self.eval_episodes)
     return self._evaluation(seed=self.seed + 1 + self.step)
 
   # ---- Shared parts of the train steps. ----
@@ -140,14 +168,47 @@ class OnPolicy(engine.Scenario):
           out.append(variable)
     return out
 
+  def normalize(self, observations: tf.Tensor) -> tf.Tensor:
+    """Observations as the networks see them (normalised, if asked)."""
+    if self.normalizer is None:
+      return observations
+    return self.normalizer(observations)
+
+  def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
+    """The actor on raw `[batch, ...]` observations (normalised first)."""
+    return self.actor(self.normalize(observations))
+
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
-    """The value module on `[batch, ...]` observations, as `[batch]`."""
+    """The value module on raw `[batch, ...]` observations, as `[batch]`."""
     return policies.values_of(type(self).__name__, self.critic_name,
-                              self.critic(observations))
+                              self.critic(self.normalize(observations)))
+
+  def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
+    """Actions of the trained policy, ready for the environment.
+
+    Args:
+      observation: One observation (`observation_spec.shape`) or a batch
+        `[batch, ...]`, raw as the environment gives it (normalisation, if
+        the run uses it, is applied here).
+      greedy: The most likely action; False samples from the policy (with
+        the scenario's generator, so it moves the run's random state).
+
+    Returns:
+      One action or a batch, as the environment takes them.
+    """
+    spec = self.env.observation_spec
+    observation = tf.convert_to_tensor(observation, spec.dtype)
+    single = observation.shape.rank == spec.shape.rank
+    if single:
+      observation = observation[None]
+    outputs = self.actor_outputs(observation)
+    action = (self.policy.greedy(outputs) if greedy else
+              self.policy.to_env(self.policy.sample(outputs, self.rng)))
+    return action[0] if single else action
 
   def collect(self) -> rollout.Rollout:
-    return rollout.collect(self.env, self.actor, self.policy, self.stats,
-                           self.rng, self.rollout_length,
+    return rollout.collect(self.env, self.actor_outputs, self.policy,
+                           self.stats, self.rng, self.rollout_length,
                            owner=type(self).__name__)
 
   def rollout_values(self, batch: rollout.Rollout):
@@ -168,12 +229,16 @@ class OnPolicy(engine.Scenario):
     """Writes the policy (`snt.export.save_policy`); returns the path.
 
     "serving_default": `observation` -> greedy `action`; "sample":
-    `observation`, `seed` -> sampled `action` (clipped for a Box).
+    `observation`, `seed` -> sampled `action` (clipped for a Box), except
+    for a Box policy with a state-dependent std or squashing, which is
+    exported greedy only. Observation normalisation is part of both.
     """
+    if self.policy.exports_sampling:
+      actor, log_std, sampling = self.actor, self.policy.log_std, True
+    else:
+      actor = policies.GreedyActor(self.actor, self.policy)
+      log_std, sampling = None, False
     return export_lib.save_policy(
-        self.actor, directory, self.env.observation_spec,
-        self.policy.action_space, log_std=self.policy.log_std,
-        # Observation normalisation, once the RL scenarios have it, goes
-        # here (e.g. preprocess=self.normalizer), so that the export sees
-        # observations as the actor did in training.
-        preprocess=None)
+        actor, directory, self.env.observation_spec,
+        self.policy.action_space, log_std=log_std, sampling=sampling,
+        preprocess=self.normalizer)

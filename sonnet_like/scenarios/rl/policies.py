@@ -3,24 +3,52 @@
 An actor is any module mapping observations `[batch, ...]` to `[batch, d]`:
 
 - `Discrete(n)`: `d = n` logits, the policy is `tfd.Categorical(logits=...)`.
-- `Box(low, high)` (one axis of size `k`): `d = k` means. The policy is a
-  diagonal `tfd.Normal(mean, exp(log_std))` (wrapped in `tfd.Independent` so
-  log-probabilities sum over the action axis) whose log standard deviation is
-  a state-independent trainable variable owned by `Policy` (the scenario
-  trains it with the actor and checkpoints it), starting at `log_std_init`.
-  Sampled actions are kept unclipped for log-probabilities and updates; the
-  environment gets them clipped to `[low, high]`.
+- `Box(low, high)` (one axis of size `k`): a diagonal Gaussian over a raw
+  action `u`, `tfd.Normal(mean, exp(log_std))` (wrapped in `tfd.Independent`
+  so log-probabilities sum over the action axis). Its log standard deviation
+  is either
+  - state-independent (the default): a trainable variable owned by `Policy`
+    (the scenario trains it with the actor and checkpoints it), starting at
+    `log_std_init`; the actor outputs `d = k` means; or
+  - state-dependent (`state_dependent_std=True`): the actor outputs
+    `d = 2k` values, the means then the log standard deviations (plus
+    `log_std_init`, clipped to `[LOG_STD_MIN, LOG_STD_MAX]`).
+
+  What the environment gets from `u` (`to_env`): without squashing, `u`
+  clipped to `[low, high]`; with `squash=True`, `low + (tanh(u) + 1) / 2 *
+  (high - low)`, always inside the bounds. Sampled actions are kept raw for
+  log-probabilities and updates.
+
+Log-probabilities and entropies: `distribution(outputs)` is the Gaussian
+over `u`, which is all a policy gradient needs (a squashing's Jacobian does
+not depend on the policy's parameters, so it cancels in PPO's ratios and
+REINFORCE's gradients). `log_prob(outputs, u)` is the density of the action
+the environment gets: for a squashed policy the Gaussian's minus `sum(log(
+(high - low) / 2 * (1 - tanh(u)**2)))`, as SAC needs. `entropy(outputs, u)`
+is exact for a Gaussian (clipping aside) and, for a squashed policy (whose
+entropy has no closed form), the one-sample estimate `-log_prob(outputs, u)`
+at the given actions.
 
 Greedy actions (for evaluation) are the mode: the arg-max logit, or the mean
-clipped to the box. Sampling draws only from the `tf.random.Generator` it is
-given (the scenario's checkpointed `rng`), so runs resume exactly.
+sent through `to_env`. Sampling draws only from the `tf.random.Generator` it
+is given (the scenario's checkpointed `rng`), so runs resume exactly; a Box
+sample is `mean + std * noise`, differentiable in the actor's outputs (the
+reparameterisation SAC uses).
 
     >>> import tensorflow as tf, sonnet_like as snt
     >>> policy = Policy("PPO", snt.envs.Discrete(2))
     >>> policy.greedy(tf.constant([[0.0, 1.0], [2.0, 1.0]])).numpy()
     array([1, 0], dtype=int32)
+    >>> box = snt.envs.Box([-2.0], [2.0])
+    >>> squashed = Policy("SAC", box, state_dependent_std=True, squash=True)
+    >>> squashed.size   # A mean and a log-std per action.
+    2
+    >>> squashed.greedy(tf.constant([[0.0, -1.0], [100.0, -1.0]])).numpy()
+    array([[0.],
+           [2.]], dtype=float32)
 """
 
+import math
 from typing import Any
 
 import numpy as np
@@ -34,6 +62,8 @@ tfd = tfp.distributions
 ACTOR_OUTPUT_ERROR = (
     "{owner}: the actor must output [batch, {size}] {what} for {space}, got "
     "{got}. Give the actor's last layer {size} outputs.")
+
+LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
 
 VALUE_OUTPUT_ERROR = (
     "{owner}: the {name} must output [batch] or [batch, 1] values, got "
@@ -70,33 +100,61 @@ class Policy(tf.Module):
   Args:
     owner: Named in error messages (the scenario, e.g. "PPO").
     action_space: `envs.Discrete` or a one-axis `envs.Box`.
-    log_std_init: Initial log standard deviation of a Box policy.
+    log_std_init: Initial log standard deviation of a Box policy (added to
+      the actor's log-std outputs when they are state-dependent).
+    state_dependent_std: A Box policy's log standard deviations come from
+      the actor (`2k` outputs) instead of a variable.
+    squash: A Box policy's actions go through `tanh`, scaled to the bounds.
   """
 
   def __init__(self, owner: str, action_space: base.ActionSpace,
-               log_std_init: float = 0.0):
+               log_std_init: float = 0.0, *,
+               state_dependent_std: bool = False, squash: bool = False):
     super().__init__(name="policy")
     self.owner, self.action_space = owner, action_space
+    for name, value in (("state_dependent_std", state_dependent_std),
+                        ("squash", squash)):
+      if not isinstance(value, bool):
+        raise ValueError(f"{owner}: {name} must be a bool, got {value!r}.")
+    self.log_std = None
+    self.state_dependent_std, self.squash = state_dependent_std, squash
+    self.log_std_init = float(log_std_init)
     if isinstance(action_space, base.Discrete):
+      if state_dependent_std or squash:
+        raise ValueError(f"{owner}: state_dependent_std and squash are for "
+                         f"Box actions, got {describe(action_space)}.")
       self.size, self.what = action_space.num_actions, "logits"
-      self.log_std = None
     elif isinstance(action_space, base.Box):
       if len(action_space.shape) != 1:
         raise ValueError(f"{owner}: Box action spaces must have one axis, got "
                          f"shape {tuple(action_space.shape)}.")
-      self.size, self.what = action_space.shape[0], "means"
-      self.log_std = tf.Variable(
-          np.full(action_space.shape, log_std_init, np.float32),
-          name="log_std")
+      self.num_actions = action_space.shape[0]
+      if state_dependent_std:
+        self.size = 2 * self.num_actions
+        self.what = "means then log standard deviations"
+      else:
+        self.size, self.what = self.num_actions, "means"
+        self.log_std = tf.Variable(
+            np.full(action_space.shape, log_std_init, np.float32),
+            name="log_std")
       self._low = tf.constant(action_space.low)
       self._high = tf.constant(action_space.high)
+      self._center = (self._low + self._high) / 2
+      self._half = (self._high - self._low) / 2
     else:
       raise TypeError(f"{owner}: the action space must be Discrete or Box, "
                       f"got {action_space!r}.")
+    self._discrete = isinstance(action_space, base.Discrete)
 
   @property
   def is_discrete(self) -> bool:
-    return self.log_std is None
+    return self._discrete
+
+  @property
+  def exports_sampling(self) -> bool:
+    """Whether `snt.export.save_policy`'s "sample" signature (mean plus
+    `exp(log_std)` noise, clipped) draws from this policy."""
+    return self.is_discrete or not (self.state_dependent_std or self.squash)
 
   def check(self, outputs: Any) -> tf.Tensor:
     """The actor's outputs as float32, refusing a shape that does not fit."""
@@ -108,17 +166,48 @@ class Policy(tf.Module):
           space=describe(self.action_space), got=_shape_text(shape)))
     return tf.cast(outputs, tf.float32)
 
-  def distribution(self, outputs: Any) -> tfd.Distribution:
-    """The policy for a batch of actor outputs."""
+  def mean_and_log_std(self, outputs: Any) -> tuple[tf.Tensor, tf.Tensor]:
+    """A Box policy's Gaussian over raw actions, `[batch, k]` each."""
     outputs = self.check(outputs)
+    if not self.state_dependent_std:
+      return outputs, self.log_std * tf.ones_like(outputs)
+    mean, log_std = tf.split(outputs, 2, axis=1)
+    log_std = tf.clip_by_value(log_std + self.log_std_init, LOG_STD_MIN,
+                               LOG_STD_MAX)
+    return mean, log_std
+
+  def distribution(self, outputs: Any) -> tfd.Distribution:
+    """The policy for a batch of actor outputs (over raw actions)."""
     if self.is_discrete:
-      return tfd.Categorical(logits=outputs)
-    scale = tf.exp(self.log_std) * tf.ones_like(outputs)
-    return tfd.Independent(tfd.Normal(outputs, scale),
+      return tfd.Categorical(logits=self.check(outputs))
+    mean, log_std = self.mean_and_log_std(outputs)
+    return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)),
                            reinterpreted_batch_ndims=1)
 
+  def log_prob(self, outputs: Any, actions: tf.Tensor) -> tf.Tensor:
+    """`[batch]` log-density of what the environment gets from `actions`
+    (raw actions, as `sample` returns them)."""
+    log_prob = self.distribution(outputs).log_prob(actions)
+    if self.is_discrete or not self.squash:
+      return log_prob
+    # log(1 - tanh(u)^2) = 2 (log 2 - u - softplus(-2u)), stable for large u.
+    log_jacobian = tf.math.log(self._half) + 2.0 * (
+        math.log(2.0) - actions - tf.nn.softplus(-2.0 * actions))
+    return log_prob - tf.reduce_sum(log_jacobian, axis=-1)
+
+  def entropy(self, outputs: Any, actions: tf.Tensor | None = None
+              ) -> tf.Tensor:
+    """`[batch]` entropies: exact, or `-log_prob(outputs, actions)` for a
+    squashed policy (which needs `actions`, e.g. the ones sampled)."""
+    if self.is_discrete or not self.squash:
+      return self.distribution(outputs).entropy()
+    if actions is None:
+      raise ValueError(f"{self.owner}: a squashed policy's entropy is "
+                       "estimated at sampled actions; pass actions=...")
+    return -self.log_prob(outputs, actions)
+
   def sample(self, outputs: Any, rng: tf.random.Generator) -> tf.Tensor:
-    """Samples one action per row from `rng` (unclipped for a Box)."""
+    """Samples one raw action per row from `rng` (see `to_env`)."""
     outputs = self.check(outputs)
     # A fresh key from `rng` for stateless ops: `Generator.from_seed(s)` starts
     # at counter s, so generators seeded 0 and 1 (the scenario's and an
@@ -131,18 +220,35 @@ class Policy(tf.Module):
                                             minval=1e-20, maxval=1.0)
       gumbel = -tf.math.log(-tf.math.log(uniform))
       return tf.argmax(outputs + gumbel, axis=-1, output_type=tf.int32)
-    noise = tf.random.stateless_normal(tf.shape(outputs), seed)
-    return outputs + tf.exp(self.log_std) * noise
+    mean, log_std = self.mean_and_log_std(outputs)
+    noise = tf.random.stateless_normal(tf.shape(mean), seed)
+    return mean + tf.exp(log_std) * noise
 
   def to_env(self, actions: tf.Tensor) -> tf.Tensor:
-    """What the environment gets: a Box's actions clipped to its bounds."""
+    """What the environment gets: a Box's raw actions clipped to its bounds,
+    or squashed into them."""
     if self.is_discrete:
       return actions
+    if self.squash:
+      return self._center + self._half * tf.tanh(actions)
     return tf.clip_by_value(actions, self._low, self._high)
 
   def greedy(self, outputs: Any) -> tf.Tensor:
     """The most likely action, ready for the environment."""
-    outputs = self.check(outputs)
     if self.is_discrete:
-      return tf.argmax(outputs, axis=-1, output_type=tf.int32)
-    return self.to_env(outputs)
+      return tf.argmax(self.check(outputs), axis=-1, output_type=tf.int32)
+    return self.to_env(self.mean_and_log_std(outputs)[0])
+
+
+class GreedyActor(tf.Module):
+  """An actor whose outputs are its policy's greedy actions, for
+  `snt.export.save_policy` with policies it cannot sample from itself
+  (state-dependent std, squashing): already inside the box, so the export's
+  clipping leaves them as they are."""
+
+  def __init__(self, actor: Any, policy: Policy):
+    super().__init__(name="greedy_actor")
+    self.actor, self.policy = actor, policy
+
+  def __call__(self, observation: tf.Tensor) -> tf.Tensor:
+    return self.policy.greedy(self.actor(observation))

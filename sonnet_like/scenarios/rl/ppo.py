@@ -20,6 +20,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
+from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import returns
 from sonnet_like.scenarios.rl import rollout
 
@@ -66,9 +67,16 @@ class PPO(on_policy.OnPolicy):
     entropy_coef: Weight of the entropy bonus.
     value_coef: Weight of the value loss.
     normalize_advantages: Standardise advantages within each minibatch.
+    normalize_observations: Standardise observations with running statistics
+      (`normalization.ObservationNormalizer`), updated after each rollout's
+      update, so a rollout and its update see the same statistics.
+    scale_rewards: Divide rewards by the running std of discounted returns
+      (`normalization.RewardScaler`) before computing advantages.
     eval_every: Evaluate every this many rollouts (and at the end).
     eval_episodes: Episodes per greedy evaluation.
     log_std_init: Initial log standard deviation of a Box policy.
+    state_dependent_std: The actor outputs the log-stds too (see `OnPolicy`).
+    squash: tanh-squash Box actions into the bounds (see `OnPolicy`).
     **kwargs: Loop settings of `Scenario` (save_every, save_dir,
       steps_per_call, log_every, jit_compile, on_nonfinite, clip_norm, seed,
       hooks, progress, ...), counted in rollouts.
@@ -80,6 +88,8 @@ class PPO(on_policy.OnPolicy):
                gae_lambda: float = 0.95, clip_ratio: float = 0.2,
                entropy_coef: float = 0.0, value_coef: float = 0.5,
                normalize_advantages: bool = True,
+               normalize_observations: bool = False,
+               scale_rewards: bool = False,
                eval_every: int | None = None, eval_episodes: int = 100,
                **kwargs):
     super().__init__(num_env_steps, num_envs=num_envs,
@@ -96,14 +106,23 @@ class PPO(on_policy.OnPolicy):
     arguments.check_positive_number("PPO", "clip_ratio", clip_ratio)
     arguments.check_non_negative("PPO", "entropy_coef", entropy_coef)
     arguments.check_non_negative("PPO", "value_coef", value_coef)
-    if not isinstance(normalize_advantages, bool):
-      raise ValueError(f"PPO: normalize_advantages must be a bool, got "
-                       f"{normalize_advantages!r}.")
+    for name, value in (("normalize_advantages", normalize_advantages),
+                        ("normalize_observations", normalize_observations),
+                        ("scale_rewards", scale_rewards)):
+      if not isinstance(value, bool):
+        raise ValueError(f"PPO: {name} must be a bool, got {value!r}.")
     self.num_epochs, self.num_minibatches = num_epochs, num_minibatches
     self.gamma, self.gae_lambda = float(gamma), float(gae_lambda)
     self.clip_ratio = float(clip_ratio)
     self.entropy_coef, self.value_coef = float(entropy_coef), float(value_coef)
     self.normalize_advantages = normalize_advantages
+    self.normalize_observations = normalize_observations
+    self.scale_rewards = scale_rewards
+
+  @classmethod
+  def recipe(cls, task: str) -> recipes.Recipe:
+    """The documented settings for `task` (see `rl.recipes.PPO_RECIPES`)."""
+    return recipes.find(cls, recipes.PPO_RECIPES, task)
 
   def __call__(self, actor: Any, critic: Any, optimizer: Any, env: Any,
                eval_env: Any = None) -> history_lib.History:
@@ -124,8 +143,12 @@ class PPO(on_policy.OnPolicy):
   def train_step(self):
     """One rollout and its update epochs."""
     batch = self.collect()
+    rewards = batch.rewards
+    if self.reward_scaler is not None:
+      rewards = self.reward_scaler(
+          rewards, tf.logical_or(batch.terminated, batch.truncated))
     values, final_values, last_value = self.rollout_values(batch)
-    advantages = returns.gae(batch.rewards, values, batch.terminated,
+    advantages = returns.gae(rewards, values, batch.terminated,
                              batch.truncated, self.gamma, self.gae_lambda,
                              final_values, last_value)
     data = tuple(rollout.flatten(x) for x in (
@@ -153,6 +176,8 @@ class PPO(on_policy.OnPolicy):
              "clip_fraction")
     logs = {name: means[i] for i, name in enumerate(names)}
     logs.update(self.stats.logs())
+    if self.normalizer is not None:  # For the next rollout.
+      self.normalizer.update(rollout.flatten(batch.observations))
     return logs
 
   def _update(self, observations, actions, old_log_probs, advantages,
@@ -162,7 +187,8 @@ class PPO(on_policy.OnPolicy):
       advantages = returns.standardize(advantages)
     variables = self.trainable_variables()
     with tf.GradientTape() as tape:
-      distribution = self.policy.distribution(self.actor(observations))
+      outputs = self.actor_outputs(observations)
+      distribution = self.policy.distribution(outputs)
       log_ratio = distribution.log_prob(actions) - old_log_probs
       ratio = tf.exp(log_ratio)
       clipped = tf.clip_by_value(ratio, 1.0 - self.clip_ratio,
@@ -171,7 +197,7 @@ class PPO(on_policy.OnPolicy):
                                                clipped * advantages))
       value_loss = 0.5 * tf.reduce_mean(
           tf.square(self.critic_values(observations) - targets))
-      entropy = tf.reduce_mean(distribution.entropy())
+      entropy = tf.reduce_mean(self.policy.entropy(outputs, actions))
       loss = policy_loss + self.value_coef * value_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy

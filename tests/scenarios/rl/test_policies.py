@@ -112,3 +112,92 @@ def test_noise_is_independent_of_a_generator_seeded_next_to_it():
   for shift in range(8):
     correlation = np.corrcoef(drawn[shift:], noise[:4_000 - shift])[0, 1]
     assert abs(correlation) < 0.1, shift
+
+
+# ---- State-dependent log-std, tanh squashing ----
+
+def test_state_dependent_std_comes_from_the_actor_and_is_clipped():
+  policy = policies.Policy("SAC", BOX, log_std_init=0.5,
+                           state_dependent_std=True)
+  assert policy.size == 4 and policy.log_std is None
+  assert policy.trainable_variables == ()
+  outputs = tf.constant([[0.1, 0.2, -1.0, 0.0], [0.0, 0.0, -30.0, 30.0]])
+  mean, log_std = policy.mean_and_log_std(outputs)
+  np.testing.assert_allclose(mean.numpy(), [[0.1, 0.2], [0.0, 0.0]])
+  np.testing.assert_allclose(log_std.numpy(), [
+      [-0.5, 0.5], [policies.LOG_STD_MIN, policies.LOG_STD_MAX]])
+  entropy = policy.entropy(outputs).numpy()
+  want = tfd.Normal(mean, tf.exp(log_std)).entropy().numpy().sum(1)
+  np.testing.assert_allclose(entropy, want, rtol=1e-6)
+  with tf.GradientTape() as tape:
+    tape.watch(outputs)
+    total = tf.reduce_sum(policy.entropy(outputs))
+  np.testing.assert_allclose(tape.gradient(total, outputs).numpy()[0],
+                             [0, 0, 1, 1])
+  with pytest.raises(ValueError, match=r"SAC: the actor must output \[batch, "
+                     r"4\] means then log standard deviations"):
+    policy.greedy(tf.zeros([1, 2]))
+
+
+def test_squashed_actions_stay_in_the_bounds_and_greedy_is_the_mode():
+  policy = policies.Policy("SAC", BOX, squash=True, log_std_init=2.0)
+  actions = policy.to_env(policy.sample(tf.zeros([5_000, 2]),
+                                        tf.random.Generator.from_seed(0)))
+  actions = actions.numpy()
+  assert np.all(actions[:, 0] >= -1) and np.all(actions[:, 0] <= 1)
+  assert np.all(actions[:, 1] >= 0) and np.all(actions[:, 1] <= 2)
+  assert actions[:, 1].min() < 0.05 and actions[:, 1].max() > 1.95
+  np.testing.assert_allclose(
+      policy.greedy(tf.constant([[0.0, 0.0], [50.0, -50.0]])).numpy(),
+      [[0.0, 1.0], [1.0, 0.0]])
+
+
+def test_squashed_log_prob_is_the_density_of_the_environment_action():
+  policy = policies.Policy("SAC", BOX, state_dependent_std=True, squash=True)
+  outputs = tf.constant([[0.3, -0.4, -0.5, 0.2]] * 3)
+  raw = tf.constant([[0.1, 0.2], [-1.5, 0.7], [2.0, -2.5]])
+  low, high = BOX.low, BOX.high
+  mean, log_std = policy.mean_and_log_std(outputs)
+  squashed = tfd.TransformedDistribution(
+      tfd.Normal(mean, tf.exp(log_std)), tfp.bijectors.Chain([
+          tfp.bijectors.Shift((low + high) / 2),
+          tfp.bijectors.Scale((high - low) / 2), tfp.bijectors.Tanh()]))
+  want = tf.reduce_sum(squashed.log_prob(policy.to_env(raw)), -1).numpy()
+  np.testing.assert_allclose(policy.log_prob(outputs, raw).numpy(), want,
+                             rtol=1e-4)
+  # Stable far out, where tanh(u) rounds to +-1.
+  far = policy.log_prob(outputs, tf.constant([[40.0, -40.0]] * 3)).numpy()
+  assert np.all(np.isfinite(far))
+  # The entropy estimate is -log_prob at the given actions.
+  np.testing.assert_allclose(policy.entropy(outputs, raw).numpy(), -want,
+                             rtol=1e-4)
+  with pytest.raises(ValueError, match="SAC: a squashed policy's entropy"):
+    policy.entropy(outputs)
+
+
+def test_reparameterised_samples_carry_gradients_to_the_actor_outputs():
+  policy = policies.Policy("SAC", BOX, state_dependent_std=True, squash=True)
+  outputs = tf.Variable(tf.zeros([8, 4]))
+  with tf.GradientTape() as tape:
+    raw = policy.sample(outputs, tf.random.Generator.from_seed(1))
+    loss = tf.reduce_sum(policy.to_env(raw)) + tf.reduce_sum(
+        policy.log_prob(outputs, raw))
+  grad = tape.gradient(loss, outputs).numpy()
+  assert np.all(np.abs(grad[:, :2]) > 0) and np.all(np.abs(grad[:, 2:]) > 0)
+
+
+def test_options_are_for_box_actions_and_decide_what_exports_sample():
+  with pytest.raises(ValueError, match="PPO: state_dependent_std and squash "
+                     r"are for Box actions, got Discrete\(2\)"):
+    policies.Policy("PPO", envs.Discrete(2), squash=True)
+  with pytest.raises(ValueError, match="PPO: squash must be a bool"):
+    policies.Policy("PPO", BOX, squash=1)
+  assert policies.Policy("PPO", BOX).exports_sampling
+  assert policies.Policy("PPO", envs.Discrete(2)).exports_sampling
+  assert not policies.Policy("PPO", BOX, squash=True).exports_sampling
+  assert not policies.Policy("PPO", BOX,
+                             state_dependent_std=True).exports_sampling
+  greedy = policies.GreedyActor(lambda obs: obs * 100.0,
+                                policies.Policy("PPO", BOX, squash=True))
+  np.testing.assert_allclose(greedy(tf.constant([[1.0, -1.0]])).numpy(),
+                             [[1.0, 0.0]])

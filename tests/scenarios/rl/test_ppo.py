@@ -193,3 +193,86 @@ def test_bad_call_arguments_are_refused():
   with pytest.raises(ValueError, match="eval_env must have the training "
                      "env's observations and actions"):
     evaluating(*_nets(), optimizer, rl_toys.Guess(4), eval_env=Target(4))
+
+
+class ScaledTarget(Target):
+  """Target observed as 50 + 20 x: the actor must normalise to learn fast."""
+
+  def reset(self, seed=None):
+    return 50.0 + 20.0 * super().reset(seed)
+
+  def observation(self):
+    return 50.0 + 20.0 * super().observation()
+
+  def step(self, action):
+    timestep = super().step(action)
+    x = 50.0 + 20.0 * timestep.observation
+    return timestep._replace(observation=x, final_observation=x)
+
+
+def _target_ppo(num_env_steps=4_000, **settings):
+  tf.random.set_seed(0)
+  settings = dict(dict(num_env_steps=num_env_steps, num_envs=16,
+                       rollout_length=10, num_epochs=4, num_minibatches=2,
+                       gamma=0.0, gae_lambda=0.0, eval_episodes=32,
+                       progress=False, seed=3, steps_per_call=5), **settings)
+  return snt.scenarios.PPO(**settings)
+
+
+@pytest.mark.parametrize("options", [
+    dict(state_dependent_std=True, squash=True),
+    dict(normalize_observations=True, scale_rewards=True)])
+def test_ppo_learns_with_the_policy_and_normalisation_options(options):
+  ppo = _target_ppo(**options)
+  outputs = 2 if options.get("state_dependent_std") else 1
+  actor = snt.Linear(outputs, name="actor")
+  env = ScaledTarget if options.get("normalize_observations") else Target
+  history = ppo(actor, snt.Linear(1, name="critic"),
+                keras.optimizers.Adam(0.02), env(16, seed=0),
+                eval_env=env(16, seed=1))
+  # Acting on 0 returns about -5 (the best: 0).
+  assert history.eval["return"][-1] > -1.5, history.eval["return"]
+  if options.get("normalize_observations"):
+    np.testing.assert_allclose(ppo.normalizer.mean.numpy(), [50.0], atol=2.0)
+    np.testing.assert_allclose(ppo.normalizer.variance.numpy(), [400.0],
+                               rtol=0.1)
+    assert float(ppo.reward_scaler.statistics.count) == 4_000
+    assert "observation_normalizer" in ppo.trackables()
+  else:
+    assert "log_std" not in ppo.models()
+
+
+def test_without_normalisation_the_scaled_task_is_not_learnt_as_fast():
+  history = _target_ppo()(snt.Linear(1, name="actor"),
+                          snt.Linear(1, name="critic"),
+                          keras.optimizers.Adam(0.02), ScaledTarget(16, seed=0),
+                          eval_env=ScaledTarget(16, seed=1))
+  assert history.eval["return"][-1] < -2.0, history.eval["return"]
+
+
+def test_normalised_run_resumes_bitwise_and_exports_what_act_does(tmp_path):
+  options = dict(normalize_observations=True, scale_rewards=True,
+                 state_dependent_std=True, squash=True, num_env_steps=1_600,
+                 eval_every=None)
+
+  def run(save_dir, num_env_steps, **extra):
+    ppo = _target_ppo(**dict(options, num_env_steps=num_env_steps,
+                             save_dir=str(save_dir), save_every=5, **extra))
+    ppo(snt.Linear(2, name="actor"), snt.Linear(1, name="critic"),
+        keras.optimizers.Adam(0.02), ScaledTarget(16, seed=0))
+    return ppo
+
+  whole = run(tmp_path / "whole", 1_600, export_dir=str(tmp_path / "export"))
+  run(tmp_path / "parts", 800)           # Stopped half-way, then resumed:
+  resumed = run(tmp_path / "parts", 1_600)
+  assert resumed.step == whole.step == 10
+  state = lambda s: [v.numpy() for _, m in sorted(s.trackables().items())
+                     for v in getattr(m, "variables", [])]
+  for a, b in zip(state(whole), state(resumed)):
+    np.testing.assert_array_equal(a, b)
+  observations = ScaledTarget(5, seed=9).reset(seed=9)
+  loaded = tf.saved_model.load(str(tmp_path / "export"))
+  exported = loaded.signatures["serving_default"](observation=observations)
+  np.testing.assert_allclose(exported["action"], whole.act(observations),
+                             rtol=1e-5, atol=1e-6)
+  assert whole.act(observations[0]).shape == [1]

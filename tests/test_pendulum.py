@@ -1,0 +1,122 @@
+"""The in-graph Pendulum against gymnasium's Pendulum-v1, and its state."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from sonnet_like import envs
+from sonnet_like.envs.pendulum import Pendulum
+
+
+def _compare_with_gymnasium(num_envs, num_steps, max_episode_steps, jit):
+  gym = pytest.importorskip("gymnasium")
+  env = Pendulum(num_envs, seed=7, max_episode_steps=max_episode_steps)
+  env.reset(seed=7)
+  references = [gym.make("Pendulum-v1", max_episode_steps=max_episode_steps)
+                for _ in range(num_envs)]
+
+  def restart(i):
+    references[i].reset(seed=i)
+    references[i].unwrapped.state = env.state.numpy()[i].copy()
+
+  for i in range(num_envs):
+    restart(i)
+  step = tf.function(env.step, jit_compile=jit)
+  rng = np.random.default_rng(0)
+  truncations = 0
+  for _ in range(num_steps):
+    # Torques beyond the bounds too: both must clip them alike.
+    action = rng.uniform(-3.0, 3.0, (num_envs, 1)).astype(np.float32)
+    timestep = step(tf.constant(action))
+    for i, reference in enumerate(references):
+      ref_obs, ref_reward, ref_term, ref_trunc, _ = reference.step(action[i])
+      np.testing.assert_array_equal(timestep.final_observation.numpy()[i],
+                                    ref_obs)
+      assert timestep.reward.numpy()[i] == np.float32(ref_reward)
+      assert not timestep.terminated.numpy()[i] and not ref_term
+      assert bool(timestep.truncated.numpy()[i]) == ref_trunc
+      if ref_trunc:
+        truncations += 1
+        restart(i)
+        np.testing.assert_array_equal(timestep.observation.numpy()[i],
+                                      env.observation().numpy()[i])
+      else:
+        np.testing.assert_array_equal(timestep.observation.numpy()[i],
+                                      timestep.final_observation.numpy()[i])
+  return truncations
+
+
+def test_matches_gymnasium_step_by_step():
+  assert _compare_with_gymnasium(4, 250, 200, jit=False) == 4
+
+
+def test_matches_gymnasium_under_xla_with_a_short_time_limit():
+  assert _compare_with_gymnasium(3, 60, 25, jit=True) == 6
+
+
+def test_make_gives_the_in_graph_version():
+  env = envs.make("Pendulum-v1", num_envs=3, in_graph=True, seed=2)
+  assert isinstance(env, envs.Pendulum) and env.num_envs == 3
+  np.testing.assert_array_equal(env.action_space.low, [-2.0])
+  np.testing.assert_array_equal(env.action_space.high, [2.0])
+
+
+def test_reset_is_uniform_in_bounds_and_reproducible():
+  env = Pendulum(2000, seed=3)
+  env.reset(seed=11)
+  state = env.state.numpy()
+  assert np.all(np.abs(state[:, 0]) <= np.pi) and np.all(
+      np.abs(state[:, 1]) <= 1.0)
+  assert state[:, 0].std() == pytest.approx(2 * np.pi / np.sqrt(12), rel=0.05)
+  first = env.observation().numpy()
+  np.testing.assert_allclose(first[:, 0] ** 2 + first[:, 1] ** 2, 1.0,
+                             rtol=1e-6)
+  np.testing.assert_array_equal(env.reset(seed=11), first)
+  assert not np.array_equal(env.reset(), first)
+
+
+def test_upright_and_still_costs_nothing_and_hanging_costs_pi_squared():
+  env = Pendulum(2)
+  env.set_state([[0.0, 0.0], [np.pi, 0.0]])
+  timestep = env.step(tf.zeros([2, 1]))
+  np.testing.assert_allclose(timestep.reward.numpy(), [0.0, -np.pi**2],
+                             rtol=1e-6)
+
+
+def test_truncates_at_the_time_limit_and_never_terminates():
+  env = Pendulum(2, max_episode_steps=5)
+  env.set_state([[0.1, 0.0], [0.2, 0.0]], elapsed_steps=[4, 0])
+  timestep = env.step(tf.zeros([2, 1]))
+  np.testing.assert_array_equal(timestep.truncated, [True, False])
+  np.testing.assert_array_equal(timestep.terminated, [False, False])
+  np.testing.assert_array_equal(env.elapsed_steps, [0, 1])
+
+
+def test_checkpoint_restores_state_and_generator(tmp_path):
+  env = Pendulum(3, seed=5, max_episode_steps=7)
+  env.reset(seed=5)
+  actions = [tf.fill([3, 1], float(a)) for a in np.linspace(-2, 2, 30)]
+  for action in actions[:10]:
+    env.step(action)
+  path = tf.train.Checkpoint(env=env).save(str(tmp_path / "ckpt"))
+  rest = [env.step(a).observation.numpy() for a in actions[10:]]
+  other = Pendulum(3, seed=99, max_episode_steps=7)
+  tf.train.Checkpoint(env=other).restore(path)
+  again = [other.step(a).observation.numpy() for a in actions[10:]]
+  np.testing.assert_array_equal(np.stack(rest), np.stack(again))
+
+
+@pytest.mark.parametrize("action, error", [
+    (tf.zeros([2, 1], tf.int32), TypeError),
+    (tf.zeros([2]), ValueError),
+    (tf.zeros([3, 1]), ValueError)])
+def test_bad_actions_are_named(action, error):
+  with pytest.raises(error, match="^Pendulum: action must"):
+    Pendulum(2).step(action)
+
+
+def test_bad_arguments_are_named():
+  with pytest.raises(ValueError, match="^Pendulum: seed must be an int"):
+    Pendulum(2, seed=1.5)
+  with pytest.raises(ValueError, match="Pendulum.*num_envs"):
+    Pendulum(0)

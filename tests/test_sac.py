@@ -1,0 +1,83 @@
+"""SAC: learning on the in-graph Pendulum, acting, export, arguments.
+
+Resume, SIGTERM/SIGKILL, the NaN guard and bad data are the SAC row of
+tests/scenario_table.py."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+
+def _train(num_env_steps, seed=0, **settings):
+  tf.random.set_seed(seed)
+  recipe = snt.scenarios.SAC.recipe("Pendulum-v1")
+  settings = dict(dict(num_env_steps=num_env_steps, learning_starts=200,
+                       batch_size=64, steps_per_call=100, seed=seed,
+                       eval_every=None, progress=False), **settings)
+  sac = recipe.scenario(**settings)
+  actor, critic = recipe.networks(hidden=(64, 64))
+  env = snt.envs.Pendulum(num_envs=4, seed=seed)
+  sac(actor, critic, snt.optimizers.Adam(3e-3), env,
+      eval_env=snt.envs.Pendulum(num_envs=10, seed=seed + 1))
+  return sac
+
+
+def test_learns_to_swing_up_the_in_graph_pendulum():
+  sac = _train(6_000, gradient_steps=2, eval_every=15)
+  returns = sac.history.eval["return"]
+  # Random play: about -1200. One seed, measured: see the report.
+  assert returns[-1] > -900 and returns[-1] > returns[0] + 250, returns
+  train = sac.history.train
+  assert train["alpha"][-1] < 0.5   # The temperature was learnt down.
+  assert np.all(np.isfinite(train["critic_loss"]))
+
+
+def test_act_and_export_give_the_greedy_action_in_the_bounds(tmp_path):
+  sac = _train(300, normalize_observations=True, alpha=0.05,
+               export_dir=str(tmp_path / "policy"))
+  observations = snt.envs.Pendulum(7, seed=4).reset(seed=4)
+  actions = sac.act(observations)
+  assert actions.shape == [7, 1] and np.all(np.abs(actions) <= 2.0)
+  assert sac.act(observations[0]).shape == [1]
+  np.testing.assert_allclose(sac.act(observations[0]), actions[0], rtol=1e-5)
+  loaded = tf.saved_model.load(str(tmp_path / "policy"))
+  exported = loaded.signatures["serving_default"](observation=observations)
+  np.testing.assert_allclose(exported["action"], actions, rtol=1e-5,
+                             atol=1e-6)
+  assert "sample" not in loaded.signatures
+  assert float(sac.normalizer.count) == 300
+  sampled = sac.act(observations, greedy=False)
+  assert not np.allclose(sampled, actions)
+  # A fixed temperature stays fixed and is not trained.
+  np.testing.assert_allclose(sac.history.train["alpha"][-1], 0.05, rtol=1e-6)
+  assert "log_alpha" not in [v.name for v in sac._trained_variables()]  # pylint: disable=protected-access
+
+
+def test_discrete_actions_and_bad_settings_are_refused():
+  with pytest.raises(ValueError, match=r"^SAC: the environment's actions must "
+                     r"be a Box \(continuous\), got Discrete\(2\)"):
+    snt.scenarios.SAC(10, progress=False)(
+        snt.nets.MLP([4, 2]), snt.nets.MLP([4, 1]), snt.optimizers.Adam(),
+        snt.envs.CartPole(1), eval_env=snt.envs.CartPole(1))
+  with pytest.raises(ValueError, match=r"^SAC: tau must be a number above 0 "
+                     r"and at most 1.0, got 2"):
+    snt.scenarios.SAC(10, tau=2)
+  with pytest.raises(ValueError, match=r"^SAC: alpha must be a number above "
+                     r"0, got 'learn'"):
+    snt.scenarios.SAC(10, alpha="learn")
+  with pytest.raises(ValueError, match="^SAC: no recipe for 'Ant-v4'"):
+    snt.scenarios.SAC.recipe("Ant-v4")
+  with pytest.raises(TypeError, match="^SAC: actor must be a module"):
+    snt.scenarios.SAC(10)(lambda x: x, snt.nets.MLP([4, 1]),
+                          snt.optimizers.Adam(), snt.envs.Pendulum(1))
+
+
+def test_shared_variables_are_refused():
+  critic = snt.nets.MLP([8, 1], name="q")
+  with pytest.raises(ValueError, match="^SAC: the actor, the critic and the "
+                     "twin critic must not share variables"):
+    snt.scenarios.SAC(10, progress=False)(
+        snt.nets.MLP([8, 2]), critic, snt.optimizers.Adam(),
+        snt.envs.Pendulum(1), twin_critic=critic)
