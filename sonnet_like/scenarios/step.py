@@ -142,19 +142,18 @@ def build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
   """Creates an optimizer's slot variables now (eagerly), changing nothing.
 
   Keras optimizers have `build`. A Sonnet-style optimizer creates its slots
-  on its first `apply`, which under a multi-replica strategy must not happen
-  inside the compiled step (mirrored variables cannot be created there). So
-  `apply` is run once here with zero updates, then every variable it touched
-  is put back: parameters and old optimizer variables to their values, new
-  slots to zero (the initial value of every Sonnet optimizer's slots).
-  Outside a multi-replica strategy the slots are created lazily as usual.
+  on its first `apply`: inside the compiled step, that would make
+  `tf.function` trace the step twice (once to create them), and under a
+  multi-replica strategy it is refused (mirrored variables cannot be created
+  there). So `apply` is run once here with zero updates, then every variable
+  it touched is put back: parameters and old optimizer variables to their
+  values, new slots to zero (the initial value of every Sonnet optimizer's
+  slots).
   """
   variables = list(variables)
   if hasattr(optimizer, "apply_gradients"):
     if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
       optimizer.build(variables)
-    return
-  if tf.distribute.get_strategy().num_replicas_in_sync == 1:
     return
   before = _optimizer_variables(optimizer)
   saved = [(v, tf.identity(v)) for v in variables + before]

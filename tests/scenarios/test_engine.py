@@ -58,6 +58,26 @@ def test_one_trace_per_run_whatever_the_boundaries():
   assert history.train["step"] == [3, 6, 9, 12, 15, 18, 21, 23]
 
 
+class _CountingSupervised(snt.scenarios.Supervised):
+  traced = 0
+
+  def train_step(self, data):
+    self.traced += 1  # Python: runs once per trace.
+    return super().train_step(data)
+
+
+@pytest.mark.parametrize("optimizer", ["snt", "keras"])
+def test_the_step_is_traced_once_whatever_the_optimizer(optimizer):
+  # A Sonnet optimizer creates its slots at its first apply: made in build,
+  # not in the step, which tf.function would otherwise trace a second time.
+  x, y = _data()
+  train = _CountingSupervised(num_steps=4, batch_size=8, progress=False)
+  optimizer = (snt.optimizers.Adam(0.01) if optimizer == "snt"
+               else keras.optimizers.Adam(0.01))
+  train(_model(), optimizer, _loss, (x, y))
+  assert train.traced == 1 and train.step == 4
+
+
 @pytest.mark.parametrize("optimizer_fn", [lambda: keras.optimizers.SGD(0.1),
                                           lambda: keras.optimizers.Adam(0.01)])
 def test_steps_per_call_does_not_change_the_result(optimizer_fn):

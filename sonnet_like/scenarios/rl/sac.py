@@ -382,10 +382,10 @@ class SAC(engine.Scenario):
 
   def train_step(self):
     env = self.env
-    step = self._step_var + 1  # This step's number, 1-based.
+    step = self.step_variable + 1  # This step's number, 1-based.
     observation = envs_base.checked(env, env.observation(), "observation",
                                     "observation()", "SAC")
-    exploring = self._step_var * env.num_envs < self.learning_starts
+    exploring = self.step_variable * env.num_envs < self.learning_starts
     shape = [env.num_envs] + list(env.action_space.shape)
     random = self.rng.uniform(shape, -1.0, 1.0)
     sampled, _ = self._sample(self.normalize(observation))
