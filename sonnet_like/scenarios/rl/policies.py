@@ -53,11 +53,16 @@ from typing import Any
 
 import numpy as np
 import tensorflow as tf
-import tensorflow_probability as tfp
 
 from sonnet_like.envs import base
 
-tfd = tfp.distributions
+
+def _distributions() -> Any:
+  """`tfp.distributions`, imported on first use: TFP takes seconds to import
+  and only the policy-gradient scenarios need it."""
+  import tensorflow_probability as tfp  # pylint: disable=g-import-not-at-top
+  return tfp.distributions
+
 
 ACTOR_OUTPUT_ERROR = (
     "{owner}: the actor must output [batch, {size}] {what} for {space}, got "
@@ -176,11 +181,12 @@ class Policy(tf.Module):
                                LOG_STD_MAX)
     return mean, log_std
 
-  def distribution(self, outputs: Any) -> tfd.Distribution:
+  def distribution(self, outputs: Any) -> Any:
     """The policy for a batch of actor outputs (over raw actions)."""
     if self.is_discrete:
-      return tfd.Categorical(logits=self.check(outputs))
+      return _distributions().Categorical(logits=self.check(outputs))
     mean, log_std = self.mean_and_log_std(outputs)
+    tfd = _distributions()
     return tfd.Independent(tfd.Normal(mean, tf.exp(log_std)),
                            reinterpreted_batch_ndims=1)
 
