@@ -19,7 +19,6 @@ from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import losses as losses_lib
 from sonnet_like.scenarios import step as step_lib
 
-call_model = calling.call_model  # Kept here too: older code imports it.
 
 ELEMENT_ERROR = (
     "Supervised: {argument} must hold (inputs, targets) or (inputs, targets, "

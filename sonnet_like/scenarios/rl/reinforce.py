@@ -37,7 +37,8 @@ class REINFORCE(on_policy.OnPolicy):
   "episode_length", "episodes", "env_steps"). Evaluation: "return",
   "return_std", "length" of the greedy policy over `eval_episodes` episodes.
 
-      >>> import sonnet_like as snt, keras
+      >>> import sonnet_like as snt, keras, tensorflow as tf
+      >>> tf.random.set_seed(0)  # The modules' initial weights.
       >>> reinforce = snt.scenarios.REINFORCE(
       ...     num_env_steps=6_000, num_envs=8, rollout_length=25,
       ...     progress=False)
