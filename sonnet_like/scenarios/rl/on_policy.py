@@ -143,7 +143,7 @@ class OnPolicy(engine.Scenario):
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on `[batch, ...]` observations, as `[batch]`."""
     return policies.values_of(type(self).__name__, self.critic_name,
-                              self.critic(observations))
+                              self.forward(self.critic, observations))
 
   def collect(self) -> rollout.Rollout:
     return rollout.collect(self.env, self.actor, self.policy, self.stats,

@@ -162,7 +162,8 @@ class PPO(on_policy.OnPolicy):
       advantages = returns.standardize(advantages)
     variables = self.trainable_variables()
     with tf.GradientTape() as tape:
-      distribution = self.policy.distribution(self.actor(observations))
+      distribution = self.policy.distribution(
+          self.forward(self.actor, observations))
       log_ratio = distribution.log_prob(actions) - old_log_probs
       ratio = tf.exp(log_ratio)
       clipped = tf.clip_by_value(ratio, 1.0 - self.clip_ratio,
@@ -175,7 +176,7 @@ class PPO(on_policy.OnPolicy):
       loss = policy_loss + self.value_coef * value_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
     approx_kl = tf.reduce_mean((ratio - 1.0) - log_ratio)
     clip_fraction = tf.reduce_mean(tf.cast(
