@@ -47,7 +47,7 @@ FLOAT32_MODEL_WARNING = (
 # The ops that hold a model's arithmetic: if none of them runs in the low
 # precision, the model was left in float32.
 _HEAVY_OPS = frozenset([
-    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
+    "MatMul", "SparseMatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum",
     "Conv", "Conv1D", "Conv2D", "Conv3D", "DepthwiseConv2dNative",
     "Conv2DBackpropInput", "Conv3DBackpropInputV2"])
 
@@ -145,6 +145,7 @@ class Forward:
     dtype = self.precision.compute_dtype
     if dtype is None or not self.active:
       return call(inputs)
+    model = getattr(model, "fn", model)  # A function given as the model.
     why = self._cannot_cast(model)
     if why:
       self._warn(model, why)
@@ -156,7 +157,9 @@ class Forward:
     if not tf.executing_eagerly():
       heavy = [op for op in graph.get_operations()[before:]
                if op.type in _HEAVY_OPS]
-      dtypes = {op.get_attr("T") for op in heavy if "T" in op.node_def.attr}
+      # Their output dtype: bfloat16 x float32 runs as SparseMatMul into
+      # float32.
+      dtypes = {op.outputs[0].dtype for op in heavy if op.outputs}
       if dtypes and dtype not in dtypes:
         self._warn(model, f"its matrix products and convolutions run in "
                    f"{sorted(d.name for d in dtypes)}")
@@ -166,8 +169,10 @@ class Forward:
     if hasattr(model, "dtype_policy") or hasattr(model, "compute_dtype"):
       return ("it is a Keras layer or model, which follows its own dtype "
               "policy (keras.mixed_precision.set_dtype_policy)")
-    if isinstance(model, tf.Module) and not isinstance(model, base.Module) and (
-        not any(isinstance(m, base.Module) for m in model.submodules)):
+    if isinstance(model, base.Module):
+      return None
+    if not isinstance(model, tf.Module) or not any(
+        isinstance(m, base.Module) for m in model.submodules):
       return ("its variables are not read through snt.Module attributes, "
               "so they cannot be cast (a plain function or tf.Module)")
     return None
