@@ -196,3 +196,50 @@ def test_precision_setting_errors():
     Precision("mixed_float16", initial_scale=0.5)
   with pytest.raises(ValueError, match="^Precision: growth_interval must"):
     Precision("mixed_float16", growth_interval=0)
+
+
+def test_gan_learns_both_modes_under_mixed_bfloat16():
+  # test_gan's learning test, with both players in bfloat16.
+  from tests import test_gan  # pylint: disable=g-import-not-at-top
+  generator, discriminator = test_gan._nets()  # pylint: disable=protected-access
+  gan = snt.scenarios.GAN(num_steps=1_500, batch_size=64, latent_size=4,
+                          steps_per_call=100, loss="non_saturating",
+                          gradient_penalty=0.1, penalty="r1",
+                          generator_ema=0.99, eval_every=1_500,
+                          progress=False, precision="mixed_bfloat16")
+  history = gan(generator, discriminator, *test_gan._adams(),  # pylint: disable=protected-access
+                test_gan._two_modes(),  # pylint: disable=protected-access
+                evaluators=[snt.scenarios.gan_eval.ModeCoverage(
+                    test_gan._MODES, test_gan._STD)])  # pylint: disable=protected-access
+  assert history.eval["modes"] == [2.0]
+  assert history.eval["high_quality"][-1] > 50.0
+
+
+def test_gan_both_players_skip_overflows_under_mixed_float16():
+  from tests import test_gan  # pylint: disable=g-import-not-at-top
+  generator, discriminator = test_gan._nets(hidden=8)  # pylint: disable=protected-access
+  g_opt, d_opt = test_gan._adams()  # pylint: disable=protected-access
+  gan = snt.scenarios.GAN(
+      num_steps=30, n_critic=2, batch_size=16, latent_size=2, progress=False,
+      precision=Precision("mixed_float16", initial_scale=2.0**50))
+  history = gan(generator, discriminator, g_opt, d_opt,
+                test_gan._two_modes(64))  # pylint: disable=protected-access
+  # Three updates a step share the scale: it falls within the first steps,
+  # and each player's overflowed updates are skipped (not applied).
+  assert gan.overflowed_updates >= 20
+  assert int(g_opt.iterations) + int(d_opt.iterations) == (
+      3 * 30 - gan.overflowed_updates)
+  assert np.all(np.isfinite(history.train["g_loss"]))
+
+
+def test_ppo_learns_guess_under_mixed_bfloat16():
+  from tests import rl_toys  # pylint: disable=g-import-not-at-top
+  env, eval_env = rl_toys.Guess(8), rl_toys.Guess(16, seed=1)
+  ppo = snt.scenarios.PPO(num_env_steps=4_000, num_envs=8, rollout_length=25,
+                          num_epochs=2, num_minibatches=2, eval_every=4,
+                          eval_episodes=32, steps_per_call=3, log_every=2,
+                          progress=False, jit_compile=True,
+                          precision="mixed_bfloat16")
+  history = ppo(snt.Linear(2, name="actor"), snt.Linear(1, name="critic"),
+                keras.optimizers.Adam(0.05), env, eval_env=eval_env)
+  assert history.eval["return"][-1] >= 4.5  # test_ppo's threshold.
