@@ -88,6 +88,10 @@ def main(argv=None) -> float:
   parser.add_argument("--save_every", type=int, default=500)
   parser.add_argument("--learning_rate", type=float, default=1e-3)
   parser.add_argument("--save_dir", default="runs/digits")
+  parser.add_argument("--precision", default="float32",
+                      choices=["float32", "mixed_float16", "mixed_bfloat16"],
+                      help="compute dtype of the model (variables, loss and "
+                      "optimizer stay float32; float16 scales the loss)")
   parser.add_argument("--export_dir", default=None,
                       help="where to export the model (default: "
                       "<save_dir>/export)")
@@ -102,7 +106,8 @@ def main(argv=None) -> float:
       num_steps=args.num_steps, batch_size=args.batch_size,
       steps_per_call=args.steps_per_call, eval_every=args.eval_every,
       save_every=args.save_every, save_dir=args.save_dir,
-      export_dir=export_dir, log_every=args.steps_per_call * 5)
+      export_dir=export_dir, log_every=args.steps_per_call * 5,
+      precision=args.precision)
   history = train(model, optimizer, cross_entropy, (x_train, y_train),
                   eval_data=(x_test, y_test))
 

@@ -40,6 +40,13 @@ class Row:
   bad_data: Callable[[], Any]
   bad_data_error: str
   multi_replica: bool = True  # RL scenarios refuse multi-replica strategies.
+  mirrored_atol: float = 1e-5  # Mirrored vs one device (float16: larger).
+
+  @property
+  def owner(self) -> str:
+    """The scenario's name in messages: a variant "Supervised+mixed_float16"
+    is a Supervised."""
+    return self.name.partition("+")[0]
 
 
 def state_arrays(scenario: snt.scenarios.Scenario) -> list[np.ndarray]:
@@ -53,6 +60,9 @@ def state_arrays(scenario: snt.scenarios.Scenario) -> list[np.ndarray]:
     for variable in (variables() if callable(variables) else variables):
       local = scenario.strategy.experimental_local_results(variable)[0]
       arrays.append(np.asarray(local))
+  if scenario.loss_scale is not None:  # Engine-owned: in the checkpoint.
+    arrays += [np.float32(scenario.loss_scale),
+               np.int64(scenario.overflowed_updates)]
   return arrays + [scenario.rng.state.numpy()]
 
 
@@ -86,6 +96,29 @@ def train_supervised(poison=False, strategy=None, **loop):
     model, optimizer = snt.nets.MLP([8, 2], name="mlp"), keras.optimizers.Adam(
         0.01)
   train = snt.scenarios.Supervised(batch_size=16, strategy=strategy, **loop)
+  train(model, optimizer, _loss, _classes(poison=poison))
+  return train
+
+
+# The precision variant: float16 compute with a loss scale so large that the
+# first 3 updates overflow (skipped, the scale halves) and that doubles after
+# 8 finite updates, so a 12-step run both shrinks and grows it. (Where the
+# scale meets the overflow boundary, one device and two replicas, which sum
+# float16 gradients over different batches, can decide differently; these
+# settings stay clear of it.)
+MIXED_FLOAT16 = snt.scenarios.Precision("mixed_float16", initial_scale=2.0**21,
+                                        growth_interval=8)
+
+
+def train_supervised_float16(poison=False, strategy=None, **loop):
+  # Plain SGD: under a multi-replica strategy a skipped update is a zero
+  # update, which only SGD leaves exactly unchanged (BUILD_NOTES).
+  with _scope(strategy):
+    tf.random.set_seed(0)
+    model, optimizer = snt.nets.MLP([8, 2], name="mlp"), keras.optimizers.SGD(
+        0.5)
+  train = snt.scenarios.Supervised(batch_size=16, strategy=strategy,
+                                   precision=MIXED_FLOAT16, **loop)
   train(model, optimizer, _loss, _classes(poison=poison))
   return train
 
@@ -268,6 +301,10 @@ def _bad_contrastive():
 ROWS = [
     Row("Supervised", train_supervised, 12, _bad_supervised,
         r"^Supervised: train_data must hold \(inputs, targets\)"),
+    Row("Supervised+mixed_float16", train_supervised_float16, 12,
+        _bad_supervised,
+        r"^Supervised: train_data must hold \(inputs, targets\)",
+        mirrored_atol=1e-3),
     Row("GAN", train_gan, 12, _bad_gan, r"^GAN: data "),
     Row("REINFORCE", train_reinforce, 12,
         lambda: train_reinforce(bad_env=True, progress=False),

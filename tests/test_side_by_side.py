@@ -145,10 +145,9 @@ def test_known_gaps_name_rows():
   assert isinstance(test_signatures.DIFFERENCES, dict)
 
 
-def test_mixed_precision_output_dtype_differs_on_purpose():
-  """dm-sonnet 2.0.2 casts a `modes` call's outputs back to float32; ours
-  stay in the compute dtype (BUILD_NOTES). Measured, not assumed: if either
-  side changes, this fails and the note must be revisited."""
+def test_mixed_precision_outputs_are_float32_as_in_sonnet():
+  """dm-sonnet 2.0.2 casts a `modes` call's outputs back to float32; so do we
+  (tests/test_mixed_precision.py compares the cases side by side)."""
   import sonnet_like as snt  # pylint: disable=g-import-not-at-top
   dtypes = {}
   for lib in (snt, sonnet):
@@ -158,7 +157,7 @@ def test_mixed_precision_output_dtype_differs_on_purpose():
       call(tf.ones([1, 3]))  # First call: full precision.
       dtypes[lib] = call(tf.ones([1, 3])).dtype
     lib.mixed_precision.disable()
-  assert dtypes == {snt: tf.float16, sonnet: tf.float32}
+  assert dtypes == {snt: tf.float32, sonnet: tf.float32}
 
 
 # --- The same mistakes (tests/error_cases.py). ---

@@ -13,6 +13,7 @@ from sonnet_like.scenarios.gan.scenario import GAN
 from sonnet_like.scenarios.history import History
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
+from sonnet_like.scenarios.precision import Precision
 from sonnet_like.scenarios.progress import ProgressBar
 from sonnet_like.scenarios.rl.ppo import PPO
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
@@ -30,6 +31,7 @@ __all__ = [
     "Hook",
     "NonFiniteError",
     "PPO",
+    "Precision",
     "SAC",
     "ProgressBar",
     "REINFORCE",

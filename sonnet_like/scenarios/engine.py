@@ -46,6 +46,7 @@ from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import precision as precision_lib
 from sonnet_like.scenarios import progress
 from sonnet_like.scenarios import signals
 from sonnet_like.scenarios import step as step_lib
@@ -111,15 +112,18 @@ class Scenario:
   - `build()`: creates every variable before the checkpoint is restored:
     call the models on `self.example_batch()` and
     `self.build_optimizer(optimizer, variables)`.
-  - `train_step(batch)`: traced, per replica: compute a loss, change weights
-    only with `self.apply_update(optimizer, grads, variables, loss=loss)`
-    and return a dict of scalar logs.
+  - `train_step(batch)`: traced, per replica: run models with
+    `self.forward(model, inputs)` (in the scenario's `precision`), take
+    gradients with `self.gradients(tape, loss, variables)` (scaled under
+    mixed_float16), change weights only with `self.apply_update(optimizer,
+    grads, variables, loss=loss)` and return a dict of scalar logs.
   - Optionally `next_inputs()` (e.g. noise for the whole global batch from
     `self.next_batch()`, `self.rng` and `self.split_for_replicas`),
     `evaluate_now()` and `export(directory)`.
 
   Draw randomness only from `self.rng` (checkpointed: resume is exact).
-  Resume, the NaN guard, clipping, hooks, logs and strategies come with it:
+  Resume, the NaN guard, clipping, mixed precision with loss scaling, hooks,
+  logs and strategies come with it:
 
       >>> import numpy as np, keras, tensorflow as tf, sonnet_like as snt
       >>> class Denoise(snt.scenarios.Scenario):
@@ -137,13 +141,15 @@ class Scenario:
       ...   def train_step(self, images):
       ...     noisy = images + self.rng.normal(tf.shape(images), stddev=0.1)
       ...     with tf.GradientTape() as tape:
-      ...       loss = tf.reduce_mean((self.model(noisy) - images) ** 2)
-      ...     grads = tape.gradient(loss, self.model.variables)
+      ...       outputs = self.forward(self.model, noisy)  # float32 out.
+      ...       loss = tf.reduce_mean((outputs - images) ** 2)
+      ...     grads = self.gradients(tape, loss, self.model.variables)
       ...     self.apply_update(self.optimizer, grads, self.model.variables,
       ...                       loss=loss)
       ...     return {"loss": loss}
       >>> images = np.random.default_rng(0).uniform(size=(256, 4))
-      >>> run = Denoise(num_steps=200, log_every=20, progress=False)
+      >>> run = Denoise(num_steps=200, log_every=20, progress=False,
+      ...               precision="mixed_float16")
       >>> history = run(snt.Linear(4, name="denoiser"),
       ...               keras.optimizers.Adam(0.05), images)
       >>> history.train["loss"][-1] < history.train["loss"][0] / 4
@@ -189,6 +195,15 @@ class Scenario:
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
+    precision: "float32", "mixed_float16" or "mixed_bfloat16" (or a
+      `snt.scenarios.Precision` with loss-scale settings). Mixed: models
+      run through `self.forward` compute in float16/bfloat16 with float32
+      variables; outputs, losses, the NaN guard and the optimizer stay
+      float32. "mixed_float16" scales the loss dynamically in the compiled
+      step: an update whose gradients overflow is skipped (counted in
+      `overflowed_updates`, not a NaN error) and halves the scale; 2000
+      finite updates in a row double it (logged as "loss_scale",
+      checkpointed). Building, evaluation and export run in float32.
   """
 
   def __new__(cls, *args, **kwargs):
@@ -209,8 +224,11 @@ class Scenario:
                progress: bool | None = None, tensorboard: bool = True,
                catch_signals: bool = True, restart: bool = False,
                unused_variables: str = "warn",
-               export_dir: str | os.PathLike | None = None):
+               export_dir: str | os.PathLike | None = None,
+               precision: str | precision_lib.Precision = "float32"):
     owner = type(self).__name__
+    self.precision = precision_lib.parse(owner, precision)
+    self._forward = precision_lib.Forward(owner, self.precision)
     for name, value, optional in (
         ("num_steps", num_steps, False),
         ("steps_per_call", steps_per_call, False),
@@ -274,8 +292,8 @@ class Scenario:
 
     Models and optimizers at least; also iterators, replay buffers,
     environment state, EMA weights. Names must not be "step", "rng",
-    "skipped", "finished" or "data", which the engine uses (the fed data's
-    iterator is "data").
+    "skipped", "finished", "loss_scale" or "data", which the engine uses
+    (the fed data's iterator is "data").
     """
     return dict(self.models())
 
@@ -375,8 +393,10 @@ class Scenario:
     """Creates `optimizer`'s slots for `variables` now; use in `build()`.
 
     Needed under a multi-replica strategy, where slots cannot be created
-    inside the compiled step; it changes no value.
+    inside the compiled step; it changes no value. A Keras
+    `LossScaleOptimizer` is refused (use `precision="mixed_float16"`).
     """
+    precision_lib.check_optimizer(type(self).__name__, optimizer)
     step_lib.build_optimizer(optimizer, variables)
 
   def evaluate_now(self) -> dict[str, float] | None:
@@ -413,6 +433,48 @@ class Scenario:
     counter = self._traced.skipped
     return int(counter.numpy()) if counter is not None else 0
 
+  @property
+  def loss_scale(self) -> float | None:
+    """The current loss scale under "mixed_float16", else None."""
+    scale = self._traced.loss_scale
+    return None if scale is None else float(scale.scale.numpy())
+
+  @property
+  def overflowed_updates(self) -> int:
+    """Updates skipped because their scaled gradients overflowed."""
+    scale = self._traced.loss_scale
+    return 0 if scale is None else int(scale.overflows.numpy())
+
+  def forward(self, model: Any, inputs: Any,
+              is_training: bool | None = None) -> Any:
+    """`model(inputs)` in the scenario's precision; use in `train_step`.
+
+    Under a mixed precision, while the training step is traced, the call
+    computes in float16/bfloat16: floating inputs and the trainable
+    variables that `snt.Module`s read are cast, floating outputs come back
+    in float32 (one `snt.mixed_precision.call_in`). A model that cannot be
+    cast (a Keras model, a plain function) or that still computes in
+    float32 runs as written, with a warning naming it. Elsewhere, and under
+    "float32", it is a plain call. `is_training` is passed where the model
+    takes it (None: not passed).
+    """
+    if is_training is None:
+      call = model
+    else:
+      call = lambda x: utils.call_model(model, x, is_training)
+    return self._forward(model, call, inputs)
+
+  def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
+                variables: Sequence[tf.Variable]) -> list[Any]:
+    """The gradients of `loss` for `apply_update`; use in `train_step`.
+
+    `tape.gradient(loss, variables)`, except under "mixed_float16", where
+    they are gradients of the loss times the loss scale (the backward pass
+    runs in float16, where small gradients would flush to zero);
+    `apply_update` unscales them. Pass them to it unchanged.
+    """
+    return self._traced.gradients(tape, loss, variables)
+
   def model_variables(self) -> list[tf.Variable]:
     return [v for m in self.models().values() for v in m.variables]
 
@@ -439,6 +501,7 @@ class Scenario:
     Returns:
       A scalar bool tensor: whether the update was finite.
     """
+    precision_lib.check_optimizer(type(self).__name__, optimizer)
     grads, variables = list(grads), list(variables)
     unused = [v.name for g, v in zip(grads, variables) if g is None]
     if unused and self.unused_variables != "ignore":
@@ -450,7 +513,7 @@ class Scenario:
         self._warned_unused.add(tuple(unused))
         warnings.warn(message, stacklevel=2)
     return self._traced.apply_update(optimizer, grads, variables, loss,
-                                     self.clip_norm)
+                                     self.clip_norm, type(self).__name__)
 
   # ---- The Python side. ----
 
@@ -535,7 +598,7 @@ class Scenario:
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""
-    self._traced.create()
+    self._traced.create(self.precision)
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
     self._iterator = (None if self._train_dataset is None
@@ -551,6 +614,8 @@ class Scenario:
                     "finished": self._finished}
     if self._iterator is not None:
       engine_owned["data"] = self._iterator
+    if self._traced.loss_scale is not None:
+      engine_owned["loss_scale"] = self._traced.loss_scale
     clash = set(engine_owned) & set(named)
     if clash:
       raise ValueError(f"{owner}: trackables() must not use the names "

@@ -6,7 +6,10 @@ by global norm and applies them with either kind of optimizer. Its finiteness
 verdict is recorded so the engine can stop or skip exactly at that step.
 `TracedLoop` owns the step and skip counters and compiles a scenario's
 `next_inputs` + `train_step` into one `tf.function` (`make_train_function`)
-that runs up to K steps per call in a `tf.while_loop`.
+that runs up to K steps per call in a `tf.while_loop`. Under
+`precision="mixed_float16"` it also owns the `DynamicLossScale`: `gradients`
+scales the loss (by seeding the backward pass with the scale) and
+`apply_update` unscales, skips an overflowed update and adjusts the scale.
 """
 
 from typing import Any, Callable, Sequence
@@ -16,6 +19,18 @@ import tensorflow as tf
 NOT_AN_OPTIMIZER_ERROR = (
     "{owner}: optimizer must have apply_gradients(grads_and_vars) (Keras) or "
     "apply(updates, parameters) (sonnet_like / Sonnet), got {value!r}.")
+
+
+UNSCALED_GRADIENTS_ERROR = (
+    "{owner}: under precision='mixed_float16' the loss is scaled: compute "
+    "the gradients with self.gradients(tape, loss, variables) and pass them "
+    "to apply_update unchanged (apply_update unscales them and handles "
+    "overflow). Gradients from tape.gradient, or changed after "
+    "self.gradients, cannot be told apart from scaled ones.")
+
+
+def _ref(tensor: Any) -> Any:
+  return tensor.ref() if hasattr(tensor, "ref") else id(tensor)
 
 
 class FiniteRecorder:
@@ -119,6 +134,52 @@ def clip_by_global_norm(grads: Sequence[tf.Tensor], clip_norm: float
   return [g * tf.cast(scale, g.dtype) for g in grads], norm
 
 
+class DynamicLossScale(tf.Module):
+  """The loss scale of mixed_float16 training, updated in the compiled step.
+
+  Gradients are computed from `loss * scale`, so that small ones survive the
+  float16 backward pass, and divided by `scale` before they are applied. An
+  update whose gradients overflow (finite loss, non-finite gradients) is
+  skipped, counted in `overflows` and halves the scale (not below 1);
+  `growth_interval` finite updates in a row double it. Its variables are in
+  the checkpoint, so a resumed run scales exactly as an uninterrupted one.
+  Assignments are arithmetic (no `tf.cond`), so the update also runs in
+  replica context under a multi-replica strategy.
+  """
+
+  MAX_SCALE = 2.0 ** 40
+
+  def __init__(self, initial_scale: float, growth_interval: int):
+    super().__init__(name="loss_scale")
+    kwargs = dict(trainable=False,
+                  synchronization=tf.VariableSynchronization.ON_WRITE,
+                  aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+    self.scale = tf.Variable(float(initial_scale), dtype=tf.float32,
+                             name="scale", **kwargs)
+    self.good_updates = tf.Variable(0, dtype=tf.int64, name="good_updates",
+                                    **kwargs)
+    self.overflows = tf.Variable(0, dtype=tf.int64, name="overflows",
+                                 **kwargs)
+    self.growth_interval = int(growth_interval)
+
+  def update(self, grads_finite: tf.Tensor, loss_finite: tf.Tensor
+             ) -> tf.Tensor:
+    """Adjusts the scale after an update; returns whether it overflowed."""
+    scale = self.scale.read_value()
+    overflow = tf.logical_and(loss_finite, tf.logical_not(grads_finite))
+    good = tf.logical_and(loss_finite, grads_finite)
+    count = tf.where(good, self.good_updates.read_value() + 1,
+                     tf.zeros([], tf.int64))
+    grow = count >= self.growth_interval
+    new_scale = tf.where(
+        overflow, tf.maximum(scale / 2.0, 1.0),
+        tf.where(grow, tf.minimum(scale * 2.0, self.MAX_SCALE), scale))
+    self.scale.assign(new_scale)
+    self.good_updates.assign(tf.where(grow, tf.zeros([], tf.int64), count))
+    self.overflows.assign_add(tf.cast(overflow, tf.int64))
+    return overflow
+
+
 def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
                        variables: Sequence[tf.Variable]) -> None:
   """Applies `grads` with a Keras (`apply_gradients`) or Sonnet optimizer."""
@@ -170,7 +231,9 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
                  variables: Sequence[tf.Variable], *,
                  loss: tf.Tensor | None = None,
                  clip_norm: float | None = None,
-                 recorder: FiniteRecorder | None = None) -> tf.Tensor:
+                 recorder: FiniteRecorder | None = None,
+                 loss_scale: DynamicLossScale | None = None,
+                 scale: tf.Tensor | None = None) -> tf.Tensor:
   """Guarded optimizer step, to be called in replica context.
 
   Args:
@@ -181,9 +244,15 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     loss: This replica's loss, included in the NaN/Inf check.
     clip_norm: Clip the (all-reduced) gradients to this global norm.
     recorder: Where to record the finiteness verdict.
+    loss_scale: With `scale`: the gradients are of `loss * scale`. They are
+      unscaled (before clipping); an update whose gradients overflow while
+      the loss is finite is skipped and `loss_scale` adjusted, and it does
+      not count as non-finite unless the scale is already 1.
+    scale: The scale the gradients were computed with.
 
   Returns:
-    A scalar bool tensor, True when the update was finite and applied.
+    A scalar bool tensor, True when the update was finite (or an overflow
+    handled by the loss scale).
   """
   pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
   if not pairs:
@@ -199,13 +268,28 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
               for x in losses]
-  if clip_norm is None:
-    ok = all_finite(list(grads) + losses)
-  else:  # The global norm doubles as the check: no reduction of its own.
-    grads, norm = clip_by_global_norm(grads, clip_norm)
-    ok = all_finite([norm] + losses)
+  if loss_scale is None:
+    if clip_norm is None:
+      ok = all_finite(list(grads) + losses)
+    else:  # The global norm doubles as the check: no reduction of its own.
+      grads, norm = clip_by_global_norm(grads, clip_norm)
+      ok = all_finite([norm] + losses)
+    verdict = ok
+  else:
+    # Unscaled before clipping. The loss is checked apart: an overflow is
+    # the scale's business (skip, halve), a non-finite loss the NaN guard's.
+    grads = [g * tf.cast(1.0 / scale, g.dtype) for g in grads]
+    if clip_norm is None:
+      grads_finite = all_finite(grads)
+    else:
+      grads, norm = clip_by_global_norm(grads, clip_norm)
+      grads_finite = all_finite([norm])
+    loss_finite = all_finite(losses)
+    ok = tf.logical_and(grads_finite, loss_finite)
+    overflow = loss_scale.update(grads_finite, loss_finite)
+    verdict = tf.logical_or(ok, tf.logical_and(overflow, scale > 1.0))
   if recorder is not None:
-    recorder.record(ok, loss)
+    recorder.record(verdict, loss)
 
   if replicas > 1:
     # The optimizer synchronises (merge_call) inside its update, which cannot
@@ -215,14 +299,14 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
       # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
     apply_to_optimizer(optimizer, grads, variables)
-    return ok
+    return verdict
 
   def apply():
     apply_to_optimizer(optimizer, grads, variables)
     return tf.constant(True)
 
   tf.cond(ok, apply, lambda: tf.constant(False))
-  return ok
+  return verdict
 
 
 class TracedLoop:
@@ -239,21 +323,51 @@ class TracedLoop:
     self.recorder = FiniteRecorder()
     self.step: tf.Variable | None = None
     self.skipped: tf.Variable | None = None
+    self.loss_scale: DynamicLossScale | None = None
+    self._scales: dict[Any, tf.Tensor] = {}  # Gradient ref -> its scale.
 
-  def create(self) -> None:
-    """The counters; call in the strategy scope, before restoring."""
+  def create(self, precision: Any = None) -> None:
+    """The counters (and the loss scale if `precision` scales the loss);
+    call in the strategy scope, before restoring."""
     self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                name="skipped")
     self.recorder.create()
+    self.loss_scale = None
+    if precision is not None and precision.scales_loss:
+      self.loss_scale = DynamicLossScale(precision.initial_scale,
+                                         precision.growth_interval)
+
+  def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
+                variables: Sequence[tf.Variable]) -> list[tf.Tensor | None]:
+    """`tape.gradient(loss, variables)`, of the scaled loss under loss
+    scaling: the backward pass is seeded with the scale (so the loss need
+    not be multiplied inside the tape); `apply_update` unscales them."""
+    if self.loss_scale is None:
+      return tape.gradient(loss, variables)
+    scale = self.loss_scale.scale.read_value()
+    grads = tape.gradient(loss, variables,
+                          output_gradients=tf.cast(scale, loss.dtype))
+    for g in grads:
+      if g is not None:
+        self._scales[_ref(g)] = scale
+    return grads
 
   def apply_update(self, optimizer: Any, grads: Sequence[tf.Tensor | None],
                    variables: Sequence[tf.Variable],
-                   loss: tf.Tensor | None, clip_norm: float | None
-                   ) -> tf.Tensor:
-    """`apply_update` with this loop's recorder."""
+                   loss: tf.Tensor | None, clip_norm: float | None,
+                   owner: str = "Scenario") -> tf.Tensor:
+    """`apply_update` with this loop's recorder (and loss scale)."""
+    scale = None
+    if self.loss_scale is not None:
+      scales = [self._scales.get(_ref(g)) for g in grads if g is not None]
+      if any(x is None for x in scales) or len({id(x) for x in scales}) > 1:
+        raise ValueError(UNSCALED_GRADIENTS_ERROR.format(owner=owner))
+      scale = scales[0] if scales else None
     return apply_update(optimizer, grads, variables, loss=loss,
-                        clip_norm=clip_norm, recorder=self.recorder)
+                        clip_norm=clip_norm, recorder=self.recorder,
+                        loss_scale=self.loss_scale if scale is not None
+                        else None, scale=scale)
 
   def compile(self, scenario: Any) -> Callable[[tf.Tensor], Any]:
     """`train_function(n)` running `n` steps of `scenario` (see
@@ -265,7 +379,15 @@ class TracedLoop:
 
     def guarded_step(*inputs):
       self.recorder.start()
-      logs = dict(scenario.train_step(*inputs))
+      self._scales = {}
+      scenario._forward.active = True  # Models compute in the precision.
+      try:
+        logs = dict(scenario.train_step(*inputs))
+      finally:
+        scenario._forward.active = False
+        self._scales = {}
+      if self.loss_scale is not None:
+        logs["loss_scale"] = self.loss_scale.scale.read_value()
       loss = logs.get("loss")
       checked = loss is not None and self.recorder.checked(loss)
       finite = self.recorder.finish()

@@ -204,15 +204,17 @@ class Supervised(engine.Scenario):
   def train_step(self, data):
     """One step on this replica's share of the global batch.
 
-    Override it for a custom step; call `self.apply_update(optimizer, grads,
-    variables, loss=loss)` to keep the NaN guard, clipping and distribution.
+    Override it for a custom step; run the model with `self.forward`, take
+    gradients with `self.gradients(tape, loss, variables)` and call
+    `self.apply_update(optimizer, grads, variables, loss=loss)` to keep the
+    precision, loss scaling, NaN guard, clipping and distribution.
     """
     inputs, targets, weights = unpack(data)
     with tf.GradientTape() as tape:
-      outputs = calling.call_model(self.model, inputs, True)
+      outputs = self.forward(self.model, inputs, is_training=True)
       loss = self.compute_loss(inputs, targets, outputs, weights)
     variables = self.model.trainable_variables
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
     replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).

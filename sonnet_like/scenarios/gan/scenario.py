@@ -231,10 +231,9 @@ class GAN(engine.Scenario):
       raise ValueError(GENERATOR_OUTPUT_ERROR.format(
           fake=fake.shape[1:].as_list(), real=real_shape.as_list()))
     self._scores(fake, training=False)
-    step_lib.build_optimizer(self.g_optimizer,
-                             self.generator.trainable_variables)
-    step_lib.build_optimizer(self.d_optimizer,
-                             self.discriminator.trainable_variables)
+    self.build_optimizer(self.g_optimizer, self.generator.trainable_variables)
+    self.build_optimizer(self.d_optimizer,
+                         self.discriminator.trainable_variables)
     self._ema = None
     if self.generator_ema is not None:
       self._ema = gan_ema.GeneratorEMA(self.generator.trainable_variables,
@@ -266,7 +265,7 @@ class GAN(engine.Scenario):
 
   def _pack_scores(self, inputs: tf.Tensor,
                    training: bool = True) -> tf.Tensor:
-    scores = calling.call_model(self.discriminator, inputs, training)
+    scores = self.forward(self.discriminator, inputs, is_training=training)
     batch = inputs.shape[0]
     shape = scores.shape
     if shape.rank == 2 and shape[1] == 1:
@@ -280,7 +279,8 @@ class GAN(engine.Scenario):
     return scores
 
   def _critic_update(self, real, code, weight, global_size):
-    fake = tf.stop_gradient(calling.call_model(self.generator, code, True))
+    fake = tf.stop_gradient(self.forward(self.generator, code,
+                                         is_training=True))
     variables = self.discriminator.trainable_variables
     with tf.GradientTape() as tape:
       losses = self.d_loss_fn(self._scores(real), self._scores(fake))
@@ -290,7 +290,7 @@ class GAN(engine.Scenario):
                                    fake, weight, self.pack)
         losses = losses + self.gradient_penalty * penalty
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     self.apply_update(self.d_optimizer, grads, variables, loss=loss)
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
     return tf.reduce_mean(losses), mean_penalty
@@ -298,10 +298,10 @@ class GAN(engine.Scenario):
   def _generator_update(self, code, global_size):
     variables = self.generator.trainable_variables
     with tf.GradientTape() as tape:
-      fake = calling.call_model(self.generator, code, True)
+      fake = self.forward(self.generator, code, is_training=True)
       losses = self.g_loss_fn(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     self.apply_update(self.g_optimizer, grads, variables, loss=loss)
     return tf.reduce_mean(losses)
 

@@ -239,7 +239,7 @@ class DQN(engine.Scenario):
     self._state = tf.Module(name="dqn_state")
     self._state.loss = tf.Variable(0.0, trainable=False, name="loss")
     self._state.q_mean = tf.Variable(0.0, trainable=False, name="q_mean")
-    step_lib.build_optimizer(self.optimizer, self.q_network.trainable_variables)
+    self.build_optimizer(self.optimizer, self.q_network.trainable_variables)
 
   def _online_variables(self) -> list[tf.Variable]:
     return list(self.q_network.trainable_variables)
@@ -261,20 +261,22 @@ class DQN(engine.Scenario):
   def update(self) -> tuple[tf.Tensor, tf.Tensor]:
     """One gradient step on a sampled batch; returns (loss, mean Q)."""
     batch = self.buffer.sample(self.batch_size, self.rng)
-    next_target = self.target_network(batch.next_observation)
-    next_online = (self.q_network(batch.next_observation) if self.double_dqn
+    next_target = self.forward(self.target_network, batch.next_observation)
+    next_online = (self.forward(self.q_network, batch.next_observation)
+                   if self.double_dqn
                    else None)
     targets = q_learning.td_targets(batch.reward, batch.terminated, next_target,
                          self.gamma, next_online)
     variables = self._online_variables()
     with tf.GradientTape() as tape:
-      q = tf.gather(self.q_network(batch.observation), batch.action, axis=1,
+      q = tf.gather(self.forward(self.q_network, batch.observation),
+                    batch.action, axis=1,
                     batch_dims=1)
       error = tf.cast(q, tf.float32) - targets
       losses = (q_learning.huber(error) if self.loss == "huber" else
                 tf.square(error))
       loss = tf.reduce_mean(losses)
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
     q_mean = tf.reduce_mean(tf.cast(q, tf.float32))
     self._state.loss.assign(tf.where(finite, loss, self._state.loss))

@@ -176,12 +176,12 @@ class OnPolicy(engine.Scenario):
 
   def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
     """The actor on raw `[batch, ...]` observations (normalised first)."""
-    return self.actor(self.normalize(observations))
+    return self.forward(self.actor, self.normalize(observations))
 
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on raw `[batch, ...]` observations, as `[batch]`."""
     return policies.values_of(type(self).__name__, self.critic_name,
-                              self.critic(self.normalize(observations)))
+                              self.forward(self.critic, self.normalize(observations)))
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.

@@ -115,7 +115,8 @@ class REINFORCE(on_policy.OnPolicy):
     actions = rollout.flatten(batch.actions)
     variables = self.trainable_variables()
     with tf.GradientTape() as tape:
-      distribution = self.policy.distribution(self.actor(observations))
+      distribution = self.policy.distribution(
+          self.actor_outputs(observations))
       values = self.critic_values(observations)
       advantages = tf.stop_gradient(targets - values)
       if self.normalize_advantages:
@@ -127,7 +128,7 @@ class REINFORCE(on_policy.OnPolicy):
       loss = policy_loss + self.baseline_coef * baseline_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    grads = tape.gradient(loss, variables)
+    grads = self.gradients(tape, loss, variables)
     self.apply_update(self.optimizer, grads, variables, loss=loss)
     logs = {"loss": loss, "policy_loss": policy_loss,
             "baseline_loss": baseline_loss, "entropy": entropy}

@@ -302,12 +302,12 @@ class SAC(engine.Scenario):
     """Q-values `[batch]` of normalised observations and [-1, 1] actions."""
     flat = tf.reshape(tf.cast(observations, tf.float32),
                       [tf.shape(observations)[0], -1])
-    return policies.values_of("SAC", name, critic(
-        tf.concat([flat, unit_actions], axis=-1)))
+    return policies.values_of("SAC", name, self.forward(
+        critic, tf.concat([flat, unit_actions], axis=-1)))
 
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
-    outputs = self.actor(observations)
+    outputs = self.forward(self.actor, observations)
     raw = self.policy.sample(outputs, self.rng)
     return tf.tanh(raw), self.policy.log_prob(outputs, raw)
 
@@ -360,11 +360,11 @@ class SAC(engine.Scenario):
       actor_loss = tf.reduce_mean(tf.stop_gradient(alpha) * log_probs - new_q)
       alpha_loss = -tf.reduce_mean(self._state.log_alpha * tf.stop_gradient(
           log_probs + self._entropy_target))
-    grads = (tape.gradient(actor_loss, actor_variables) +
-             tape.gradient(critic_loss, critic_variables))
+    grads = (self.gradients(tape, actor_loss, actor_variables) +
+             self.gradients(tape, critic_loss, critic_variables))
     variables = actor_variables + critic_variables
     if self.alpha == "auto":
-      grads.append(tape.gradient(alpha_loss, self._state.log_alpha))
+      grads += self.gradients(tape, alpha_loss, [self._state.log_alpha])
       variables.append(self._state.log_alpha)
     del tape
     loss = critic_loss + actor_loss + alpha_loss
