@@ -325,6 +325,7 @@ class TracedLoop:
     self.skipped: tf.Variable | None = None
     self.loss_scale: DynamicLossScale | None = None
     self._scales: dict[Any, tf.Tensor] = {}  # Gradient ref -> its scale.
+    self._scale_read: tuple[Any, tf.Tensor] | None = None
 
   def create(self, precision: Any = None) -> None:
     """The counters (and the loss scale if `precision` scales the loss);
@@ -345,7 +346,12 @@ class TracedLoop:
     not be multiplied inside the tape); `apply_update` unscales them."""
     if self.loss_scale is None:
       return tape.gradient(loss, variables)
-    scale = self.loss_scale.scale.read_value()
+    # One read per graph: gradients of several losses (SAC's actor, critics
+    # and temperature) share it, so one apply_update can unscale them all.
+    graph = tf.compat.v1.get_default_graph()
+    if self._scale_read is None or self._scale_read[0] is not graph:
+      self._scale_read = (graph, self.loss_scale.scale.read_value())
+    scale = self._scale_read[1]
     grads = tape.gradient(loss, variables,
                           output_gradients=tf.cast(scale, loss.dtype))
     for g in grads:
@@ -379,13 +385,13 @@ class TracedLoop:
 
     def guarded_step(*inputs):
       self.recorder.start()
-      self._scales = {}
+      self._scales, self._scale_read = {}, None
       scenario._forward.active = True  # Models compute in the precision.
       try:
         logs = dict(scenario.train_step(*inputs))
       finally:
         scenario._forward.active = False
-        self._scales = {}
+        self._scales, self._scale_read = {}, None
       if self.loss_scale is not None:
         logs["loss_scale"] = self.loss_scale.scale.read_value()
       loss = logs.get("loss")

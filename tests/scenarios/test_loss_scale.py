@@ -200,7 +200,7 @@ def test_precision_setting_errors():
 
 def test_gan_learns_both_modes_under_mixed_bfloat16():
   # test_gan's learning test, with both players in bfloat16.
-  from tests import test_gan  # pylint: disable=g-import-not-at-top
+  from tests.scenarios.gan import test_scenario as test_gan  # pylint: disable=g-import-not-at-top
   generator, discriminator = test_gan._nets()  # pylint: disable=protected-access
   gan = snt.scenarios.GAN(num_steps=1_500, batch_size=64, latent_size=4,
                           steps_per_call=100, loss="non_saturating",
@@ -216,7 +216,7 @@ def test_gan_learns_both_modes_under_mixed_bfloat16():
 
 
 def test_gan_both_players_skip_overflows_under_mixed_float16():
-  from tests import test_gan  # pylint: disable=g-import-not-at-top
+  from tests.scenarios.gan import test_scenario as test_gan  # pylint: disable=g-import-not-at-top
   generator, discriminator = test_gan._nets(hidden=8)  # pylint: disable=protected-access
   g_opt, d_opt = test_gan._adams()  # pylint: disable=protected-access
   gan = snt.scenarios.GAN(

@@ -91,3 +91,18 @@ def test_shared_variables_are_refused():
     snt.scenarios.SAC(10, progress=False)(
         snt.nets.MLP([8, 2]), critic, snt.optimizers.Adam(),
         snt.envs.Pendulum(1), twin_critic=critic)
+
+
+def test_trains_under_mixed_float16_with_a_loss_scale():
+  tf.random.set_seed(0)
+  sac = snt.scenarios.SAC(num_env_steps=400, num_envs=4, learning_starts=100,
+                          batch_size=32, steps_per_call=25, eval_every=None,
+                          seed=0, progress=False, precision="mixed_float16")
+  actor = snt.nets.MLP([16, 2], name="actor")
+  critic = snt.nets.MLP([16, 1], name="critic")
+  sac(actor, critic, snt.optimizers.Adam(1e-3),
+      snt.envs.Guess(num_envs=4, continuous=True, seed=0))
+  train = sac.history.train
+  assert sac.step == 100 and np.all(np.isfinite(train["critic_loss"]))
+  assert train["loss_scale"][-1] > 1.0
+  assert all(v.dtype == tf.float32 for v in actor.variables)
