@@ -16,6 +16,7 @@ from sonnet_like.scenarios.hooks import Hook
 from sonnet_like.scenarios.precision import Precision
 from sonnet_like.scenarios.progress import ProgressBar
 from sonnet_like.scenarios.rl.ppo import PPO
+from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
@@ -35,6 +36,7 @@ __all__ = [
     "SAC",
     "ProgressBar",
     "REINFORCE",
+    "Recipe",
     "Scenario",
     "Supervised",
     "TensorBoard",
