@@ -70,6 +70,13 @@ history = snt.scenarios.DQN(num_env_steps=1_200)(
     snt.nets.MLP([16, 2]), snt.optimizers.Adam(1e-3), snt.envs.CartPole(4))
 results["DQN"] = history.train["loss"][-1]
 
+# SAC, defaults (updates start after 1,000 transitions), on the in-graph
+# Pendulum.
+history = snt.scenarios.SAC(num_env_steps=1_200)(
+    snt.nets.MLP([16, 2]), snt.nets.MLP([16, 1]), snt.optimizers.Adam(1e-3),
+    snt.envs.Pendulum(4))
+results["SAC"] = history.train["loss"][-1]
+
 for name, value in results.items():
   assert np.isfinite(value), (name, value)
   print(f"{name}: trained, last value {value:.4g}")
