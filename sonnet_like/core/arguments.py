@@ -27,6 +27,14 @@ def check_positive_int(owner: str, argument: str, value: Any,
                      f"{' or None' if optional else ''}, got {value!r}.")
 
 
+def check_non_negative_int(owner: str, argument: str, value: Any) -> None:
+  """Raises unless `value` is an int >= 0."""
+  if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or
+      value < 0):
+    raise ValueError(f"{owner}: {argument} must be a non-negative int, got "
+                     f"{value!r}.")
+
+
 def check_positive_number(owner: str, name: str, value: Any,
                           upper: float | None = None) -> None:
   """`value` is a real number > 0 (and <= `upper` when given)."""

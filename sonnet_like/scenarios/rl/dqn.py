@@ -128,10 +128,7 @@ class DQN(engine.Scenario):
     check("DQN", "train_every", train_every)
     check("DQN", "target_update_every", target_update_every)
     check("DQN", "eval_episodes", eval_episodes)
-    if isinstance(learning_starts, bool) or not isinstance(
-        learning_starts, int) or learning_starts < 0:
-      raise ValueError(f"DQN: learning_starts must be a non-negative int, got "
-                       f"{learning_starts!r}.")
+    arguments.check_non_negative_int("DQN", "learning_starts", learning_starts)
     if not (isinstance(tau, (int, float)) and 0 < tau <= 1):
       raise ValueError(f"DQN: tau must be in (0, 1], got {tau!r}.")
     if not (isinstance(gamma, (int, float)) and 0 <= gamma <= 1):

@@ -134,10 +134,7 @@ class SAC(engine.Scenario):
     check("SAC", "train_every", train_every)
     check("SAC", "gradient_steps", gradient_steps)
     check("SAC", "eval_episodes", eval_episodes)
-    if isinstance(learning_starts, bool) or not isinstance(
-        learning_starts, int) or learning_starts < 0:
-      raise ValueError(f"SAC: learning_starts must be a non-negative int, got "
-                       f"{learning_starts!r}.")
+    arguments.check_non_negative_int("SAC", "learning_starts", learning_starts)
     arguments.check_positive_number("SAC", "tau", tau, upper=1.0)
     arguments.check_non_negative("SAC", "gamma", gamma, upper=1.0)
     if alpha != "auto":
