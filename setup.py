@@ -31,8 +31,9 @@ setuptools.setup(
         "tqdm",
     ],
     extras_require={
+        # Sphinx: tests/test_docs.py checks the docs' reference extension.
         "test": ["pytest", "pytest-xdist", "scikit-learn", "matplotlib",
-                 "gymnasium", "dm-sonnet==2.0.2"],
+                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2"],
         "examples": ["scikit-learn", "matplotlib", "gymnasium"],
         "rl": ["gymnasium"],
         # docs/build.sh: Sphinx with Markdown guides and the Furo theme.
