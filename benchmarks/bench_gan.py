@@ -14,8 +14,10 @@ for two configurations: a non-saturating GAN (n_critic=1) and WGAN-GP
 (n_critic=5, interpolates drawn from the generator), with K = 1 and 50, in
 interleaved rounds. Tracing and the first call are timed apart from the
 steady-state speed. Prints median steps/s and the ratio (b)/(a).
+`--hidden 1024` makes both networks compute-bound (two hidden layers of
+that width).
 
-    python benchmarks/bench_gan.py [--steps 2000] [--rounds 5]
+    python benchmarks/bench_gan.py [--steps 2000] [--rounds 5] [--hidden 128]
 """
 
 import argparse
@@ -38,7 +40,7 @@ from sonnet_like.scenarios.gan import data as gan_data  # pylint: disable=g-impo
 from sonnet_like.scenarios.gan import evaluation as gan_eval  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios.gan import losses as gan_losses  # pylint: disable=g-import-not-at-top
 
-BATCH, LATENT, HIDDEN = 256, 16, 128
+BATCH, LATENT = 256, 16
 CONFIGS = {
     "non-saturating": dict(loss="non_saturating", n_critic=1,
                            gradient_penalty=0.0),
@@ -47,15 +49,15 @@ CONFIGS = {
 }
 
 
-def _nets():
+def _nets(hidden):
   tf.random.set_seed(0)
-  return (snt.nets.MLP([HIDDEN, HIDDEN, 2], name="generator"),
-          snt.nets.MLP([HIDDEN, HIDDEN, 1], name="discriminator"))
+  return (snt.nets.MLP([hidden, hidden, 2], name="generator"),
+          snt.nets.MLP([hidden, hidden, 1], name="discriminator"))
 
 
-def handwritten(data, config, steps, k):
+def handwritten(data, config, steps, k, hidden):
   """Returns (seconds to first call, steady steps/s)."""
-  generator, discriminator = _nets()
+  generator, discriminator = _nets(hidden)
   g_opt, d_opt = keras.optimizers.Adam(1e-4), keras.optimizers.Adam(1e-4)
   # The pipeline the GAN scenario builds from arrays.
   iterator = iter(data_lib.training_dataset("bench", "data", data, BATCH,
@@ -93,9 +95,9 @@ def handwritten(data, config, steps, k):
   return _timing.time_calls(train, steps, k)
 
 
-def scenario(data, config, steps, k):
+def scenario(data, config, steps, k, hidden):
   clock = _timing.StepClock()
-  generator, discriminator = _nets()
+  generator, discriminator = _nets(hidden)
   gan = snt.scenarios.GAN(num_steps=steps, batch_size=BATCH,
                           latent_size=LATENT, steps_per_call=k,
                           log_every=steps, progress=False,
@@ -110,6 +112,7 @@ def main():
   parser = argparse.ArgumentParser()
   parser.add_argument("--steps", type=int, default=2000)
   parser.add_argument("--rounds", type=int, default=5)
+  parser.add_argument("--hidden", type=int, default=128)
   args = parser.parse_args()
   data = gan_eval.mixture("ring", 20_000).samples
   contenders = []
@@ -125,10 +128,11 @@ def main():
   for r in range(args.rounds):
     order = contenders if r % 2 == 0 else contenders[::-1]
     for name, (fn, config, steps, k) in order:
-      results[name].append(fn(data, config, steps, k))
+      results[name].append(fn(data, config, steps, k, args.hidden))
     print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
   speed = {n: statistics.median(s for _, s in v) for n, v in results.items()}
   setup = {n: statistics.median(t for t, _ in v) for n, v in results.items()}
+  print(f"MLPs with two hidden layers of {args.hidden}, batch {BATCH}")
   print(f"{'':38s} {'steps/s':>9s} {'trace+1st call':>15s} "
         f"{'vs hand-written':>16s}")
   for name in results:

@@ -9,8 +9,13 @@ steps per compiled call, in one process with interleaved rounds:
   hand+where-guard    the same check, gradients zeroed with tf.where instead
                       of skipping the update (not a skip for Adam: measures
                       the cost of the tf.cond alone)
+  hand+call-guard     the same loop checked once per call: each step's loss,
+                      and at the end every weight and optimizer slot, with
+                      the state read at the start kept to undo the call
   hand jit / hand+sum-guard jit   the step compiled with XLA
   scenario / scenario jit         snt.scenarios.Supervised, jit_compile off/on
+                      (its default check: once per call at K = 32)
+  scenario step       snt.scenarios.Supervised, nonfinite_check="step"
 
 Prints median steps/s and the ratio to "hand".
 
@@ -57,7 +62,7 @@ def handwritten(x, y, steps, guard=None, jit=False):
       loss = tf.reduce_mean(_loss(model(inputs), targets))
     variables = model.trainable_variables
     grads = tape.gradient(loss, variables)
-    if guard is None:
+    if guard in (None, "call"):
       optimizer.apply_gradients(zip(grads, variables))
       return loss
     finite = tf.math.is_finite(
@@ -75,23 +80,41 @@ def handwritten(x, y, steps, guard=None, jit=False):
     return loss
 
   compiled = tf.function(step, jit_compile=True)
+  model(tf.zeros([1, 64]))
+  optimizer.build(model.trainable_variables)
+  state = [v.value for v in optimizer.variables] + list(
+      model.trainable_variables)
 
   @tf.function
   def train(n):
     loss = tf.constant(0.0)
+    saved = [tf.identity(v) for v in state] if guard == "call" else None
+    finite = tf.constant(True)
     for _ in tf.range(n):
       inputs, targets = next(iterator)
       loss = (compiled if jit else step)(inputs, targets)
-    return loss
+      finite = tf.logical_and(finite, tf.math.is_finite(loss))
+    if guard == "call":
+      floating = [tf.reduce_sum(v) for v in state if v.dtype.is_floating]
+      finite = tf.logical_and(finite, tf.math.is_finite(tf.add_n(floating)))
+
+      def undo():
+        for variable, value in zip(state, saved):
+          variable.assign(value)
+        return tf.constant(False)
+
+      finite = tf.cond(finite, lambda: tf.constant(True), undo)
+    return loss + 0.0 * tf.cast(finite, tf.float32)
 
   return _timing.time_calls(train, steps, K)
 
 
-def scenario(x, y, steps, jit=False):
+def scenario(x, y, steps, jit=False, check="auto"):
   clock = _timing.StepClock()
   train = snt.scenarios.Supervised(
       num_steps=steps, batch_size=BATCH, steps_per_call=K, log_every=steps,
-      progress=False, catch_signals=False, hooks=[clock], jit_compile=jit)
+      progress=False, catch_signals=False, hooks=[clock], jit_compile=jit,
+      nonfinite_check=check)
   start = time.perf_counter()
   train(_mlp(), keras.optimizers.Adam(1e-3), _loss, (x, y))
   return clock.result(start)
@@ -108,10 +131,12 @@ def main():
       ("hand", lambda: handwritten(x, y, steps)),
       ("hand+sum-guard", lambda: handwritten(x, y, steps, "sum")),
       ("hand+where-guard", lambda: handwritten(x, y, steps, "where")),
+      ("hand+call-guard", lambda: handwritten(x, y, steps, "call")),
       ("hand jit", lambda: handwritten(x, y, steps, jit=True)),
       ("hand+sum-guard jit", lambda: handwritten(x, y, steps, "sum", True)),
       ("scenario", lambda: scenario(x, y, steps)),
       ("scenario jit", lambda: scenario(x, y, steps, jit=True)),
+      ("scenario step", lambda: scenario(x, y, steps, check="step")),
   ]
   results = {name: [] for name, _ in contenders}
   for r in range(args.rounds):

@@ -4,6 +4,11 @@
 gradients across replicas, checks them (and the loss) for NaN/Inf, clips them
 by global norm and applies them with either kind of optimizer. Its finiteness
 verdict is recorded so the engine can stop or skip exactly at that step.
+With the per-call check (`nonfinite_check="call"`) it applies the update
+unconditionally and checks only the loss (and the clipping norm), and
+`CallRollback` checks the whole state once at the end of each compiled call
+and undoes the call if anything went non-finite: no reduction per gradient
+and no condition between the backward pass and the update.
 `TracedLoop` owns the step and skip counters and compiles a scenario's
 `next_inputs` + `train_step` into one `tf.function` (`make_train_function`)
 that runs up to K steps per call in a `tf.while_loop`. Under
@@ -12,7 +17,7 @@ scales the loss (by seeding the backward pass with the scale) and
 `apply_update` unscales, skips an overflowed update and adjusts the scale.
 """
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import tensorflow as tf
 
@@ -31,6 +36,40 @@ UNSCALED_GRADIENTS_ERROR = (
 
 def _ref(tensor: Any) -> Any:
   return tensor.ref() if hasattr(tensor, "ref") else id(tensor)
+
+
+def _as_tf_variable(variable: Any) -> Any:
+  # A Keras 3 variable wraps a tf.Variable (its `value` on TensorFlow).
+  if isinstance(variable, tf.Variable):
+    return variable
+  inner = getattr(variable, "value", None)
+  return inner if isinstance(inner, tf.Variable) else None
+
+
+def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
+  """Every `tf.Variable` of `objects`, once each, in order.
+
+  An object may be a variable, a `tf.random.Generator`, or anything with
+  `variables` (`tf.Module`s, Keras and Sonnet optimizers, Keras models);
+  Keras variables are unwrapped. Anything else (an iterator) has none.
+  """
+  found, seen = [], set()
+  for obj in objects:
+    if isinstance(obj, tf.random.Generator):
+      candidates = [obj.state]
+    elif _as_tf_variable(obj) is not None:
+      candidates = [obj]
+    else:
+      try:
+        candidates = list(getattr(obj, "variables", ()))
+      except ValueError:  # A sonnet_like module with no variables yet.
+        candidates = []
+    for candidate in candidates:
+      variable = _as_tf_variable(candidate)
+      if variable is not None and variable.ref() not in seen:
+        seen.add(variable.ref())
+        found.append(variable)
+  return found
 
 
 class FiniteRecorder:
@@ -233,7 +272,8 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
                  clip_norm: float | None = None,
                  recorder: FiniteRecorder | None = None,
                  loss_scale: DynamicLossScale | None = None,
-                 scale: tf.Tensor | None = None) -> tf.Tensor:
+                 scale: tf.Tensor | None = None,
+                 deferred: bool = False) -> tf.Tensor:
   """Guarded optimizer step, to be called in replica context.
 
   Args:
@@ -249,6 +289,10 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
       the loss is finite is skipped and `loss_scale` adjusted, and it does
       not count as non-finite unless the scale is already 1.
     scale: The scale the gradients were computed with.
+    deferred: Apply the update whatever its values and check only the loss
+      (and the clipping norm, which is computed anyway): the gradients are
+      checked through the state they leave, by `CallRollback` at the end of
+      the compiled call. Not with `loss_scale`.
 
   Returns:
     A scalar bool tensor, True when the update was finite (or an overflow
@@ -268,6 +312,18 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
               for x in losses]
+  if deferred:
+    if clip_norm is None:
+      verdict = all_finite(losses)
+    else:
+      grads, norm = clip_by_global_norm(grads, clip_norm)
+      verdict = all_finite([norm] + losses)
+    if recorder is not None:
+      recorder.record(verdict, loss)
+    if replicas > 1 and hasattr(optimizer, "apply_gradients"):
+      grads = [g / replicas for g in grads]  # Keras sums them again.
+    apply_to_optimizer(optimizer, grads, variables)
+    return verdict
   if loss_scale is None:
     if clip_norm is None:
       ok = all_finite(list(grads) + losses)
@@ -309,6 +365,58 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
   return verdict
 
 
+class CallRollback:
+  """Undoes a compiled call in which an update went non-finite.
+
+  The per-call NaN check (`nonfinite_check="call"`). `begin` reads every
+  variable of the run's state before the call's first step; while such a
+  read is alive TensorFlow gives a variable a new buffer on its first
+  write, so the old value survives at the cost of one copy per variable and
+  call. `end` checks the steps' verdicts (their losses) and, after the call,
+  the variables every update changed (the weights and the optimizers'
+  slots; other state may hold Inf or NaN on purpose, as markers). If any is
+  not finite, it writes the old values of the whole state back and records
+  where it failed in `failed_at`: the failing step when a loss showed it,
+  -1 when only the weights did (a gradient went non-finite under a finite
+  loss, somewhere in the call).
+  """
+
+  def __init__(self, step: tf.Variable):
+    self.step = step
+    self.failed_at = tf.Variable(-1, dtype=tf.int64, trainable=False,
+                                 name="failed_at")
+    self.variables: list[tf.Variable] = []
+    self._updated: list[Any] = []
+
+  def watch(self, variables: Sequence[Any]) -> None:
+    """The state a failed call restores (the step counter with it)."""
+    self.variables = state_variables(list(variables) + [self.step])
+    self._updated = []
+
+  def updated(self, optimizer: Any, variables: Sequence[Any]) -> None:
+    """Traced: an update of `variables` by `optimizer`; `end` checks both."""
+    self._updated += [optimizer] + list(variables)
+
+  def begin(self) -> list[tf.Tensor]:
+    return [tf.identity(v) for v in self.variables]
+
+  def end(self, saved: Sequence[tf.Tensor], steps_finite: tf.Tensor
+          ) -> tf.Tensor:
+    """Whether the call was finite; if not, its changes are undone."""
+    checked = [v for v in state_variables(self._updated)
+               if v.dtype.is_floating]
+    ok = tf.logical_and(steps_finite, all_finite(checked))
+
+    def undo():
+      self.failed_at.assign(tf.where(steps_finite, tf.constant(-1, tf.int64),
+                                     self.step.read_value()))
+      for variable, value in zip(self.variables, saved):
+        variable.assign(value)
+      return tf.constant(False)
+
+    return tf.cond(ok, lambda: tf.constant(True), undo)
+
+
 class TracedLoop:
   """The traced side of a scenario: the guarded step, the step and skip
   counters, and the compiled call of up to K steps.
@@ -324,16 +432,19 @@ class TracedLoop:
     self.step: tf.Variable | None = None
     self.skipped: tf.Variable | None = None
     self.loss_scale: DynamicLossScale | None = None
+    self.rollback: CallRollback | None = None
     self._scales: dict[Any, tf.Tensor] = {}  # Gradient ref -> its scale.
     self._scale_read: tuple[Any, tf.Tensor] | None = None
 
-  def create(self, precision: Any = None) -> None:
-    """The counters (and the loss scale if `precision` scales the loss);
-    call in the strategy scope, before restoring."""
+  def create(self, precision: Any = None, per_call: bool = False) -> None:
+    """The counters (and the loss scale if `precision` scales the loss, the
+    rollback if the NaN check is `per_call`); call in the strategy scope,
+    before restoring."""
     self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                name="skipped")
     self.recorder.create()
+    self.rollback = CallRollback(self.step) if per_call else None
     self.loss_scale = None
     if precision is not None and precision.scales_loss:
       self.loss_scale = DynamicLossScale(precision.initial_scale,
@@ -370,15 +481,20 @@ class TracedLoop:
       if any(x is None for x in scales) or len({id(x) for x in scales}) > 1:
         raise ValueError(UNSCALED_GRADIENTS_ERROR.format(owner=owner))
       scale = scales[0] if scales else None
+    if self.rollback is not None:
+      self.rollback.updated(optimizer, variables)
     return apply_update(optimizer, grads, variables, loss=loss,
                         clip_norm=clip_norm, recorder=self.recorder,
                         loss_scale=self.loss_scale if scale is not None
-                        else None, scale=scale)
+                        else None, scale=scale,
+                        deferred=self.rollback is not None)
 
-  def compile(self, scenario: Any) -> Callable[[tf.Tensor], Any]:
+  def compile(self, scenario: Any, state: Sequence[tf.Variable] = ()
+              ) -> Callable[[tf.Tensor], Any]:
     """`train_function(n)` running `n` steps of `scenario` (see
     `make_train_function`), with its settings: strategy, on_nonfinite,
-    jit_compile and steps_per_call."""
+    jit_compile and steps_per_call. With the per-call check, a failed call
+    restores `state` (every variable the steps may change)."""
     strategy = scenario.strategy
     replicas = strategy.num_replicas_in_sync
     skip = scenario.on_nonfinite == "skip"
@@ -428,13 +544,17 @@ class TracedLoop:
         self.step.assign_add(tf.cast(finite, tf.int64))
       return logs, finite
 
+    if self.rollback is not None:
+      self.rollback.watch(state)
     return make_train_function(one_step, stop_on_nonfinite=not skip,
-                               steps_per_call=scenario.steps_per_call)
+                               steps_per_call=scenario.steps_per_call,
+                               rollback=self.rollback)
 
 
 def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
                         stop_on_nonfinite: bool,
-                        steps_per_call: int | None = None
+                        steps_per_call: int | None = None,
+                        rollback: CallRollback | None = None
                         ) -> Callable[[tf.Tensor], Any]:
   """Compiles `one_step` into a function running `n` steps per call.
 
@@ -444,6 +564,8 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
     stop_on_nonfinite: Leave the loop at the first non-finite step.
     steps_per_call: The most steps a call runs; with 1 the function has no
       loop.
+    rollback: Check the state at the end of each call and undo a call that
+      is not finite (with `stop_on_nonfinite`).
 
   Returns:
     `train_function(n)`: a `tf.function` of a scalar int32 tensor `n`
@@ -451,17 +573,26 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
     tensor, so changing it never retraces.
   """
 
+  def guarded(run_steps):
+    if rollback is None:
+      return run_steps
+
+    def run_and_check(n):
+      saved = rollback.begin()
+      logs, finite = run_steps(n)
+      return logs, rollback.end(saved, finite)
+
+    return run_and_check
+
   if steps_per_call == 1:
     # One step per call: no loop at all (a while loop costs ~10% per call).
-    @tf.function
     def single_step(n: tf.Tensor):
       del n  # Always 1.
       return one_step()
 
-    return single_step
+    return tf.function(guarded(single_step))
 
-  @tf.function
-  def train_function(n: tf.Tensor):
+  def steps(n: tf.Tensor):
     logs, finite = one_step()
 
     def keep_going(i, finite, logs):
@@ -480,4 +611,4 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
                                     (tf.constant(1), finite, logs))
     return logs, finite
 
-  return train_function
+  return tf.function(guarded(steps))

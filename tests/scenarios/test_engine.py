@@ -1,5 +1,7 @@
 """The engine: compiled calls, K steps per call, tracing, hooks, subclasses."""
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -34,6 +36,12 @@ def _model():
     (dict(save_every=5), ValueError, "save_every needs a save_dir"),
     (dict(on_nonfinite="ignore"), ValueError,
      r"on_nonfinite must be one of \['raise', 'skip'\], got 'ignore'"),
+    (dict(nonfinite_check="never"), ValueError,
+     r"nonfinite_check must be one of \['auto', 'step', 'call'\], got "),
+    (dict(nonfinite_check="call", on_nonfinite="skip"), ValueError,
+     "nonfinite_check='call' undoes a whole compiled call and cannot drop"),
+    (dict(nonfinite_check="call", precision="mixed_float16"), ValueError,
+     "nonfinite_check='call' cannot be used with precision='mixed_float16'"),
     (dict(clip_norm=0.0), ValueError, "clip_norm must be positive"),
     (dict(strategy="gpu"), TypeError, "strategy must be a tf.distribute"),
     (dict(hooks=[print]), TypeError, "hooks must be Hook instances"),
@@ -259,3 +267,85 @@ def test_reserved_trackable_names(tmp_path):
 
   with pytest.raises(ValueError, match=r"must not use the names \['step'\]"):
     Clash(num_steps=1, save_dir=str(tmp_path), progress=False).run()
+
+
+@pytest.mark.parametrize("settings, per_call", [
+    (dict(steps_per_call=1), False),
+    (dict(steps_per_call=7), False),
+    (dict(steps_per_call=8), True),
+    (dict(steps_per_call=8, on_nonfinite="skip"), False),
+    (dict(steps_per_call=8, precision="mixed_float16"), False),
+    (dict(steps_per_call=8, precision="mixed_bfloat16"), True),
+    (dict(steps_per_call=1, nonfinite_check="call"), True),
+    (dict(steps_per_call=32, nonfinite_check="step"), False),
+])
+def test_auto_checks_per_call_from_eight_updates_per_call(settings, per_call):
+  assert engine.Scenario(num_steps=8, **settings).checks_per_call == per_call
+
+
+def test_scenarios_that_update_several_times_a_step_say_so():
+  gan = snt.scenarios.GAN(num_steps=8, n_critic=3, steps_per_call=2)
+  assert gan.updates_per_step == 4 and gan.checks_per_call
+  assert not snt.scenarios.GAN(num_steps=8, steps_per_call=2).checks_per_call
+  ppo = snt.scenarios.PPO(num_env_steps=1000, num_epochs=4, num_minibatches=2)
+  assert ppo.updates_per_step == 8 and ppo.checks_per_call
+
+
+class _Sqrt(snt.Module):
+  """|w.x| through a sqrt: a zero input gives a NaN gradient under a finite
+  loss (the derivative of sqrt at 0 times 0)."""
+
+  def __init__(self):
+    super().__init__(name="sqrt_model")
+    self.w = tf.Variable([[0.5], [-0.25], [1.0]], name="w")
+
+  def __call__(self, x):
+    return tf.sqrt(tf.square(tf.matmul(x, self.w)))
+
+
+def _sqrt_loss(outputs, targets):
+  return tf.square(outputs[:, 0] - targets)
+
+
+def _sqrt_data(zero_batch):
+  x, _ = _data(32)
+  x[zero_batch * 4] = 0.0  # Batches of 4, in order.
+  return x, np.ones(32, np.float32)
+
+
+def _train_sqrt(zero_batch, num_steps=8, **settings):
+  model = _Sqrt()
+  train = snt.scenarios.Supervised(num_steps=num_steps, batch_size=4,
+                                   shuffle=False, progress=False, **settings)
+  try:
+    train(model, keras.optimizers.SGD(0.1), _sqrt_loss, _sqrt_data(zero_batch))
+  except snt.scenarios.NonFiniteError as error:
+    return train, model, error
+  return train, model, None
+
+
+@pytest.mark.parametrize("zero_batch, step, message", [
+    # Step 5's update turns w to NaN under a finite loss; step 6's loss
+    # shows it, and the error names both.
+    (5, 6, r"at step 6 \(0-based; its loss was not finite, or step 5's "
+     "update left a non-finite value under a finite loss\)"),
+    # At the last step of a call only the state at its end shows it.
+    (7, 4, r"at step 4 to 7 \(0-based; every loss was finite, the state at "
+     "the end of the call was not\)"),
+])
+def test_per_call_check_undoes_the_call_a_finite_loss_hid(zero_batch, step,
+                                                         message):
+  train, model, error = _train_sqrt(zero_batch, steps_per_call=4,
+                                    nonfinite_check="call")
+  assert error is not None and error.step == step
+  assert re.search("^Supervised: non-finite loss or gradient " + message,
+                   str(error))
+  assert "as they were after 4 steps" in str(error)
+  # Undone to the call's start: the weights of a clean 4-step run.
+  _, reference, _ = _train_sqrt(zero_batch, num_steps=4)
+  assert train.step == 4
+  np.testing.assert_array_equal(model.w.numpy(), reference.w.numpy())
+  # The per-step check names the update itself.
+  _, _, error = _train_sqrt(zero_batch, steps_per_call=4,
+                            nonfinite_check="step")
+  assert error.step == zero_batch

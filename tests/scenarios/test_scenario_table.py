@@ -18,7 +18,6 @@ import sonnet_like as snt
 from sonnet_like.scenarios import run_dir
 from tests import optimizer_common
 from tests import scenario_table
-from tests.scenarios import test_resume
 
 ROWS = scenario_table.ROWS
 _IDS = [row.name for row in ROWS]
@@ -63,6 +62,40 @@ def test_nonfinite_skip_counts_the_dropped_updates(row):
   assert 0 < scenario.skipped_steps < row.num_steps
   for array in scenario_table.model_arrays(scenario):
     assert np.all(np.isfinite(array))
+
+
+class _StateAtCalls(snt.scenarios.Hook):
+  """Records the scenario's whole state before its first call and after
+  each call, by step."""
+
+  def __init__(self):
+    self.scenario, self.at = None, {}
+
+  def begin(self, scenario):
+    self.scenario = scenario
+    self.at[scenario.step] = scenario_table.state_arrays(scenario)
+
+  def step_end(self, scenario, step, logs):
+    self.at[step] = scenario_table.state_arrays(scenario)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=_IDS)
+def test_nonfinite_per_call_check_undoes_the_whole_call(row):
+  if row.train is scenario_table.train_supervised_float16:
+    pytest.skip("A loss scale checks every update (nonfinite_check='step').")
+  states = _StateAtCalls()
+  with pytest.raises(snt.scenarios.NonFiniteError,
+                     match=f"^{row.owner}: non-finite loss or gradient at "
+                     r"step \d+ .*That compiled call was undone") as caught:
+    scenario_table.train(row, poison=True, steps_per_call=4,
+                         nonfinite_check="call", hooks=[states])
+  scenario = states.scenario
+  assert scenario.checks_per_call
+  assert scenario.step <= caught.value.step < scenario.step + 4
+  # Every variable (models, optimizers, env, buffers, generator) is as it
+  # was when the failed call began.
+  _assert_equal(states.at[scenario.step],
+                scenario_table.state_arrays(scenario))
 
 
 class _Terminate(snt.scenarios.Hook):
@@ -110,68 +143,56 @@ def test_mirrored_over_two_cpus_matches_one_device(row):
     np.testing.assert_allclose(b, a, rtol=1e-4, atol=row.mirrored_atol)
 
 
-# ---- Bitwise resume after SIGKILL (subprocesses) ----
+# ---- Bitwise resume after SIGKILL ----
 
-# Trains the rows named in argv[4] (comma-separated), each in
-# save_dir/<row>, writing its state to <out>-<row>.npz; with argv[5] > 0 the
-# process SIGKILLs itself once that many steps are done.
-_SCRIPT = test_resume.SCRIPT_PREAMBLE + textwrap.dedent("""
-    import signal
-    kill_at = int(sys.argv[5])
+# Trains the row named in argv[2] in argv[1]/<row> and SIGKILLs itself once
+# argv[3] steps are done. Its TensorFlow is set up as this process's (two
+# logical CPUs, no op determinism), so the two compute bit for bit alike.
+_KILLED_SCRIPT = textwrap.dedent("""
+    import os, signal, sys
+    sys.path.insert(0, {root!r})
+    import conftest  # TensorFlow set up as in this test process.
+    import sonnet_like as snt
+    from tests import scenario_table
+    save_dir, name, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
     class Kill(snt.scenarios.Hook):
       def step_end(self, scenario, step, logs):
-        if kill_at and step >= kill_at:
+        if step >= kill_at:
           os.kill(os.getpid(), signal.SIGKILL)
 
-    from tests import scenario_table
-    for name in sys.argv[4].split(","):
-      row = scenario_table.BY_NAME[name]
-      scenario = scenario_table.train(
-          row, steps_per_call=2, save_every=4, hooks=[Slow(), Kill()],
-          save_dir=os.path.join(save_dir, name))
-      np.savez(f"{{out}}-{{name}}.npz",
-               *scenario_table.state_arrays(scenario))
-      print("FINISHED", name, scenario.step, flush=True)
+    scenario_table.train(scenario_table.BY_NAME[name], steps_per_call=2,
+                         save_every=4, hooks=[Kill()],
+                         save_dir=os.path.join(save_dir, name))
+    print("NOT KILLED", flush=True)
 """)
 
 
-def _start(script, save_dir, out, names, kill_at=0):
-  return subprocess.Popen(
-      [sys.executable, str(script), str(save_dir), str(out), "0",
-       ",".join(names), str(kill_at)], stdout=subprocess.PIPE,
-      stderr=subprocess.PIPE, text=True)
-
-
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-  """Every row trained without interruption, in one process."""
-  folder = tmp_path_factory.mktemp("uninterrupted")
-  script = folder / "train.py"
-  script.write_text(_SCRIPT.format(root=tests.ROOT))
-  return script, folder, _start(script, folder / "runs", folder / "w", _IDS)
-
-
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_killed_run_resumes_bitwise(row, uninterrupted, tmp_path):
-  script, folder, whole = uninterrupted
-
-  # Killed at step 6, between the checkpoint of step 4 and that of step 8:
-  # steps 5 and 6 are lost with the process, the lock file is left behind.
-  killed = _start(script, tmp_path, tmp_path / "k", [row.name], kill_at=6)
-  killed.communicate(timeout=300)
-  assert killed.returncode == -signal.SIGKILL
-  assert tf.train.latest_checkpoint(str(tmp_path / row.name)).endswith("-4")
-  assert (tmp_path / row.name / run_dir.LOCK_FILE).exists()
-  resumed = _start(script, tmp_path, tmp_path / "k", [row.name])
-  out, err = resumed.communicate(timeout=300)
-  assert resumed.returncode == 0, err[-3000:]
-  assert f"FINISHED {row.name} {row.num_steps}" in out
+def test_killed_run_resumes_bitwise(row, tmp_path, capfd):
+  # A process of its own, killed at step 6, between the checkpoint of step
+  # 4 and that of step 8: steps 5 and 6 are lost with it, and its lock file
+  # is left behind.
+  script = tmp_path / "train.py"
+  script.write_text(_KILLED_SCRIPT.format(root=tests.ROOT))
+  killed = subprocess.Popen(
+      [sys.executable, str(script), str(tmp_path), row.name, "6"],
+      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  _, killed_err = killed.communicate(timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
+  save_dir = tmp_path / row.name
+  assert tf.train.latest_checkpoint(str(save_dir)).endswith("-4")
+  assert (save_dir / run_dir.LOCK_FILE).exists()
+  # Run again (here), it resumes from step 4, takes the dead process's lock
+  # over and ends bit for bit where a run never interrupted ends.
+  capfd.readouterr()
+  resumed = scenario_table.train(row, steps_per_call=2, save_every=4,
+                                 save_dir=str(save_dir))
+  err = capfd.readouterr().err
+  assert resumed.step == row.num_steps
   assert f"{row.owner}: resuming from" in err
-  assert (f"{row.owner}: took over the lock of save_dir {tmp_path / row.name} "
+  assert (f"{row.owner}: took over the lock of save_dir {save_dir} "
           f"from process {killed.pid} on host") in err
-  if whole.returncode is None:
-    _, whole_err = whole.communicate(timeout=600)
-    assert whole.returncode == 0, whole_err[-3000:]
-  expected = test_resume._weights(f"{folder / 'w'}-{row.name}.npz")  # pylint: disable=protected-access
-  _assert_equal(expected, test_resume._weights(f"{tmp_path / 'k'}-{row.name}.npz"))  # pylint: disable=protected-access
+  whole = scenario_table.train(row, **_SETTINGS)
+  _assert_equal(scenario_table.state_arrays(whole),
+                scenario_table.state_arrays(resumed))

@@ -151,3 +151,82 @@ def test_train_function_runs_n_steps_and_stops_on_nonfinite():
     assert counter.numpy() == 2 and bool(finite)
     assert logs["value"].numpy() == 2.0
     assert function.experimental_get_tracing_count() == 1
+
+
+def test_deferred_update_is_applied_and_only_the_loss_is_checked():
+  # Checked per call instead (CallRollback): a NaN gradient under a finite
+  # loss is applied, and the verdict covers the loss alone...
+  values, ok, recorded = _apply(_PlainSGD(1.0), [[np.nan, 0.0], [[1.0]]],
+                                loss=tf.constant(1.0), deferred=True)
+  assert np.isnan(values[0][0]) and ok and recorded
+  values, ok, recorded = _apply(_PlainSGD(1.0), [[1.0, 0.0], [[1.0]]],
+                                loss=tf.constant(np.inf), deferred=True)
+  assert not ok and not recorded
+  # ...but the clipping norm is checked too (it is computed anyway).
+  values, ok, _ = _apply(_PlainSGD(1.0), [[np.nan, 0.0], [[1.0]]],
+                         loss=tf.constant(1.0), clip_norm=1.0, deferred=True)
+  assert not ok
+
+
+def test_state_variables_finds_each_variable_once():
+  module = tf.Module()
+  module.w = tf.Variable([1.0])
+  optimizer = keras.optimizers.Adam(0.1)
+  optimizer.build([module.w])
+  generator = tf.random.Generator.from_seed(1)
+  dataset_iterator = iter(tf.data.Dataset.range(3))
+  found = step.state_variables([module, module.w, optimizer, generator,
+                                dataset_iterator])
+  assert found[0] is module.w
+  assert len(found) == 1 + len(optimizer.variables) + 1
+  assert all(isinstance(v, tf.Variable) for v in found)
+  assert found[-1] is generator.state
+
+
+def _rollback_function(values):
+  """A K-step function whose update adds `values[i]` to `total` at step i,
+  each step finite unless its value is NaN, checked per call. `marker`
+  holds NaN on purpose: state, but not updated."""
+  counter = tf.Variable(0, dtype=tf.int64)
+  total = tf.Variable(0.0)
+  marker = tf.Variable(np.nan)
+  rollback = step.CallRollback(counter)
+  rollback.watch([total, marker])
+  values = tf.constant(values)
+
+  def one_step():
+    value = values[counter]
+    rollback.updated(None, [total])
+    total.assign_add(value)
+    finite = tf.math.is_finite(value) | tf.math.is_inf(value)  # Inf: state.
+    counter.assign_add(tf.cast(finite, tf.int64))
+    return {"total": total.read_value()}, finite
+
+  function = step.make_train_function(one_step, stop_on_nonfinite=True,
+                                      rollback=rollback)
+  return function, counter, total, rollback
+
+
+def test_call_rollback_keeps_a_finite_call_and_undoes_a_nonfinite_one():
+  function, counter, total, rollback = _rollback_function(
+      [1.0, 2.0, 4.0, np.nan, 8.0, 16.0])
+  _, finite = function(tf.constant(2))
+  assert bool(finite) and counter.numpy() == 2 and total.numpy() == 3.0
+  assert rollback.failed_at.numpy() == -1
+  # Steps 2 and 3: step 3's value is NaN: the call is undone.
+  _, finite = function(tf.constant(2))
+  assert not bool(finite)
+  assert counter.numpy() == 2 and total.numpy() == 3.0
+  assert rollback.failed_at.numpy() == 3
+  assert function.experimental_get_tracing_count() == 1
+
+
+def test_call_rollback_finds_a_nonfinite_state_under_finite_verdicts():
+  # Step 1 adds Inf with a finite verdict (a gradient under a finite loss):
+  # only the state shows it, at the end of the call.
+  function, counter, total, rollback = _rollback_function(
+      [1.0, np.inf, 2.0, 3.0])
+  _, finite = function(tf.constant(3))
+  assert not bool(finite)
+  assert counter.numpy() == 0 and total.numpy() == 0.0
+  assert rollback.failed_at.numpy() == -1

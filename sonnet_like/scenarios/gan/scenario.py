@@ -213,6 +213,12 @@ class GAN(engine.Scenario):
 
   # ---- Engine interface. ----
 
+  @property
+  def updates_per_step(self) -> int:
+    """Each step makes `n_critic` discriminator updates and one generator
+    update."""
+    return self.n_critic + 1
+
   def models(self):
     return {"generator": self.generator, "discriminator": self.discriminator}
 

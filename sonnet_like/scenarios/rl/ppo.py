@@ -119,6 +119,11 @@ class PPO(on_policy.OnPolicy):
     self.normalize_observations = normalize_observations
     self.scale_rewards = scale_rewards
 
+  @property
+  def updates_per_step(self) -> int:
+    """Each step (one rollout) makes epochs x minibatches updates."""
+    return self.num_epochs * self.num_minibatches
+
   @classmethod
   def recipe(cls, task: str) -> recipes.Recipe:
     """The documented settings for `task` (see `rl.recipes.PPO_RECIPES`)."""
