@@ -10,7 +10,6 @@ from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
 
-from sonnet_like.core import names
 from sonnet_like.core import once as once_lib
 
 T = TypeVar("T")
@@ -211,9 +210,11 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
   """Base class for modules: a `tf.Module` with automatic name scopes.
 
   Every method (and `__call__`) runs inside the module's name scope, so the
-  variables it creates are named after it (`mlp/linear_0/w:0`). Names are
-  unique within the enclosing scope: the second `Linear()` at top level is
-  named `linear_1`.
+  variables it creates are named after it (`mlp/linear_0/w:0`). As in
+  Sonnet 2, the scope is `tf.name_scope(name)` entered where the module is
+  constructed: eagerly two top-level `Linear()`s are both `linear/`; inside
+  a `tf.function` (a graph) the second one's scope is `linear_1/`, while its
+  `name` stays `linear`.
 
       >>> import sonnet_like as snt, tensorflow as tf
       >>> class Scale(snt.Module):
@@ -239,11 +240,10 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
       raise ValueError(
           f"{type(self).__name__}: {name!r} is not a valid module name. "
           "Module names must be valid Python identifiers.")
-    parent = tf.get_current_name_scope()
-    unique = names.reserve(parent, name)
-    super().__init__(name=unique)
-    scope_name = f"{parent}/{unique}/" if parent else f"{unique}/"
-    self._name_scope = tf.name_scope(scope_name)
+    # tf.Module enters `tf.name_scope(name)` here: eagerly that is
+    # "<enclosing scope>/<name>/", in a graph the graph makes it unique.
+    super().__init__(name=name)
+    scope_name = self._name_scope.name
     object.__setattr__(self, "_scope_name", scope_name)
     if getattr(type(self).__init__, _NO_NAME_SCOPE, False):
       return
