@@ -78,9 +78,13 @@ _TF_FUNCTION_TYPE = type(tf.function(lambda: None, autograph=False))
 
 
 def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
-  """`method` in its module's name scope, for a `tf.function`'s body."""
+  """`method` in its module's name scope, for a `tf.function`'s body.
 
-  @functools.wraps(method)
+  As in Sonnet 2 the wrapper does not carry `method`'s signature, so the
+  traced function's arguments are `args_0`, `args_1`, ... (the names of a
+  concrete function's placeholders and of a SavedModel signature's inputs).
+  """
+
   def scoped(self, *args, **kwargs):
     with tf.name_scope(self.__dict__["_scope_name"]):
       return method(self, *args, **kwargs)

@@ -32,11 +32,23 @@ class Probe:
   phrase: str | None = None
 
 
+_REGISTERED: dict[str, list[Probe]] = {}
+
+
 def probe(name: str, mistake: bool = False, phrase: str | None = None):
-  """Decorator: `@probe("id")` turns `def f(snt)` into a `Probe`."""
+  """Decorator: `@probe("id")` makes `def _(snt)` a `Probe` of its module.
+
+  `registered(module_name)` lists the probes a module made this way.
+  """
   def make(fn):
-    return Probe(name, fn, mistake, phrase)
+    made = Probe(name, fn, mistake, phrase)
+    _REGISTERED.setdefault(fn.__module__, []).append(made)
+    return made
   return make
+
+
+def registered(module_name: str) -> list[Probe]:
+  return list(_REGISTERED.get(module_name, ()))
 
 
 @dataclasses.dataclass
@@ -54,7 +66,7 @@ class Array:
   values: Any
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -89,11 +101,12 @@ def plain(value: Any, depth: int = 0) -> Any:
   if isinstance(value, tuple) and hasattr(value, "_fields"):
     return (type(value).__name__,) + tuple(plain(v, depth + 1) for v in value)
   if isinstance(value, (list, tuple)):
-    return type(value)(plain(v, depth + 1) for v in value)
+    kind = tuple if isinstance(value, tuple) else list
+    return kind(plain(v, depth + 1) for v in value)
   if isinstance(value, float):
     return round(value, 6)
   if isinstance(value, (bool, int, str, type(None))):
-    return _ADDRESS.sub("", value) if isinstance(value, str) else value
+    return ADDRESS.sub("", value) if isinstance(value, str) else value
   if isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
                         types.MethodType)):
     return ("function", getattr(value, "__name__", "?"))
