@@ -71,6 +71,7 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
     with tf.name_scope(scope):
       return method(self, *args, **kwargs)
 
+  scoped.__dict__.pop("__isabstractmethod__", None)  # See ModuleMetaclass.
   return scoped
 
 
@@ -123,11 +124,15 @@ class ModuleMetaclass(abc.ABCMeta):
   """Puts every method in the name scope; runs `__init__` inside it too."""
 
   def __new__(mcs, name, bases, namespace, **kwargs):
-    for key, value in list(namespace.items()):
+    cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+    # As in Sonnet 2, methods are wrapped once the class exists: an abstract
+    # method makes this class abstract, but its wrapper is not abstract, so a
+    # subclass that does not override it can be instantiated.
+    for key, value in namespace.items():
       scoped = _scoped_member(key, value)
       if scoped is not None:
-        namespace[key] = scoped
-    return super().__new__(mcs, name, bases, namespace, **kwargs)
+        setattr(cls, key, scoped)
+    return cls
 
   def __call__(cls, *args, **kwargs):
     # `Module.__init__` enters the module's name scope so that submodules

@@ -198,8 +198,9 @@ def test_metric_without_value_can_be_created_like_sonnet():
     def update(self, value):
       pass
 
-  with pytest.raises(TypeError):
-    MissingReset()  # pylint: disable=abstract-class-instantiated
+  # Only Metric itself is abstract, as in Sonnet 2 (whose metaclass wraps
+  # the abstract methods): a subclass may leave any of them out.
+  assert MissingReset().reset() is None
 
 
 def test_metric_abstractness_matches_sonnet():
