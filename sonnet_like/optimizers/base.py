@@ -38,7 +38,6 @@ NOT_IN_STRATEGY_SCOPE_ERROR = (
     "Build the model (call it once) inside `with strategy.scope():`.")
 
 
-@base.allow_empty_variables  # No state before the first `apply`.
 class Optimizer(base.Module):
   """Base class for optimizers: `apply(updates, parameters)`.
 

@@ -53,9 +53,10 @@ def test_boolean_tensor_is_training_in_tf_function():
   assert set(np.unique(f(x, tf.constant(True)).numpy())) == {0., 2.}
 
 
-def test_allows_empty_variables():
-  assert snt.Dropout(0.5).variables == ()
-  assert snt.Dropout(0.5).trainable_variables == ()
+def test_has_no_variables_as_in_sonnet():
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    snt.Dropout(0.5).variables  # pylint: disable=pointless-statement
+  assert snt.allow_empty_variables(snt.Dropout(0.5)).trainable_variables == ()
 
 
 # Errors.

@@ -78,7 +78,7 @@ def test_defaults_match_the_paper():
 def test_step_counts_applies_and_is_created_lazily():
   opt = snt.optimizers.Adam(name="counting")
   assert opt.step is None
-  assert opt.variables == ()  # pylint: disable=g-explicit-bool-comparison
+  assert snt.allow_empty_variables(opt).variables == ()
   w = tf.Variable([1.])
   for _ in range(3):
     opt.apply([tf.constant([1.])], [w])

@@ -12,7 +12,6 @@ import contextlib
 import doctest
 import inspect
 import io
-import re
 from typing import Any
 
 import numpy as np
@@ -20,15 +19,6 @@ import tensorflow as tf
 import tree
 
 from tests.outside import framework
-
-_PATH = re.compile(r"\b(sonnet_like|sonnet)(\.\w+)*\.(\w+)")
-
-
-def normalized(text: str) -> str:
-  """`text` without addresses and with `sonnet.src.x.Cls` as `Cls`."""
-  text = framework.ADDRESS.sub("", text)
-  return _PATH.sub(lambda m: m.group(3), text)
-
 
 def _public_objects(sonnet: Any):
   """(qualified name, object) for Sonnet's public API, like Sonnet's test."""
@@ -123,7 +113,7 @@ def _run(test: doctest.DocTest, snt: Any) -> list[str]:
         code = compile(example.source, f"<{test.name}>", "single")
         with contextlib.redirect_stdout(buffer):
           exec(code, namespace)  # pylint: disable=exec-used
-        outputs.append(normalized(buffer.getvalue()))
+        outputs.append(framework.normalized(buffer.getvalue()))
       except Exception as e:  # pylint: disable=broad-except
         outputs.append(f"raises {type(e).__name__}")
   return outputs

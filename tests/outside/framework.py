@@ -67,6 +67,17 @@ class Array:
 
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_PATH = re.compile(r"\b(sonnet_like|sonnet)(\.\w+)*\.(\w+)")
+
+
+def normalized(text: str) -> str:
+  """`text` without object addresses, with `sonnet.src.x.Cls` as `Cls`.
+
+  The two libraries' classes live in different modules
+  (`sonnet.src.initializers.Ones`, `sonnet_like.core.initializers.Ones`);
+  reprs are compared without the module path.
+  """
+  return _PATH.sub(lambda m: m.group(3), ADDRESS.sub("", text))
 
 
 def plain(value: Any, depth: int = 0) -> Any:
@@ -106,7 +117,7 @@ def plain(value: Any, depth: int = 0) -> Any:
   if isinstance(value, float):
     return round(value, 6)
   if isinstance(value, (bool, int, str, type(None))):
-    return ADDRESS.sub("", value) if isinstance(value, str) else value
+    return normalized(value) if isinstance(value, str) else value
   if isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
                         types.MethodType)):
     return ("function", getattr(value, "__name__", "?"))
