@@ -13,7 +13,8 @@ test item as one check:
 - agrees: the item passed and is not a deliberate difference;
 - differs: the item is a deliberate difference (named in a table of
   `tests/error_cases.py`, `KNOWN_GAPS`, `SONNET_FAILS`, `ROWS_ON_PURPOSE`,
-  `test_sonnet_outside`'s `ON_PURPOSE`, `SONNET_FAILS`, `OTHER_ERROR`,
+  `test_sonnet_outside`'s `ON_PURPOSE`, `SONNET_FAILS`, `OURS_ONLY`,
+  `OTHER_ERROR`,
   `test_signatures.DIFFERENCES`, or a
   test whose name ends in `differs_on_purpose`), an expected failure, or a
   failure;
@@ -50,6 +51,7 @@ def _deliberate() -> dict[str, str]:
   reasons = {}
   for table in (test_sonnet_outside.ON_PURPOSE,
                 test_sonnet_outside.SONNET_FAILS,
+                test_sonnet_outside.OURS_ONLY,
                 test_sonnet_outside.OTHER_ERROR):
     reasons.update(table)
   for table in (error_cases.EARLIER, error_cases.OURS_ONLY,

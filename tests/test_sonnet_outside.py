@@ -10,9 +10,10 @@ raised) must be the same. Where Sonnet raises, ours must raise the same type
 Probes of valid code run in `test_like_dm_sonnet`, probes of mistakes in
 `test_mistake_like_dm_sonnet`, so `python -m tests.parity` counts them apart.
 Differences kept on purpose are named in `ON_PURPOSE` (valid code: why ours
-differs), `SONNET_FAILS` (valid code dm-sonnet 2.0.2 cannot run) and
-`OTHER_ERROR` (mistakes where ours raises another type); those probes are
-strict xfails, so the tables stay true. A probe that dm-sonnet
+differs), `SONNET_FAILS` (valid code dm-sonnet 2.0.2 cannot run),
+`OURS_ONLY` (mistakes where ours raises and dm-sonnet computes something)
+and `OTHER_ERROR` (mistakes where ours raises another type); those probes
+are strict xfails, so the tables stay true. A probe that dm-sonnet
 cannot run on this CPU (a kernel missing for a channels-first or dilated
 convolution) is skipped: not measured.
 """
@@ -20,17 +21,23 @@ convolution) is skipped: not measured.
 import pytest
 import tensorflow as tf
 
+from tests.outside import checkpoints
+from tests.outside import distribute_functional
 from tests.outside import docstrings
 from tests.outside import framework
 from tests.outside import functions
+from tests.outside import mistakes
 from tests.outside import naming
+from tests.outside import nets
 from tests.outside import optimizers
+from tests.outside import recurrent
 from tests.outside import rows
 from tests.outside import subclassing
 
 sonnet = pytest.importorskip("sonnet")
 
-_SOURCES = (naming, subclassing, functions, optimizers, docstrings, rows)
+_SOURCES = (naming, subclassing, functions, optimizers, recurrent, nets,
+            checkpoints, distribute_functional, mistakes, docstrings, rows)
 
 # Valid code where ours differs on purpose: probe -> why.
 ON_PURPOSE: dict[str, str] = {
@@ -45,6 +52,9 @@ ON_PURPOSE: dict[str, str] = {
     "regularizer_attributes_and_repr": (
         "dm-sonnet's OffDiagonalOrthogonal calls itself 'Orthogonal' in its "
         "repr; ours names its own class."),
+    "mlp_reverse_with_options": (
+        "the reversed MLP's repr shows its output sizes; dm-sonnet passes a "
+        "generator, so its repr shows '<generator object ...>'."),
     "doc.functional.transform_with_state": (
         "snt.functional keeps a variable's dtype (the EMA counter is int64); "
         "dm-sonnet's variable creator drops it (int32)."),
@@ -69,6 +79,16 @@ SONNET_FAILS: dict[str, str] = {
 }
 
 
+# Mistakes where ours raises and dm-sonnet computes something: probe -> why.
+OURS_ONLY: dict[str, str] = {
+    "dropout_is_training_none": (
+        "is_training=None: dm-sonnet takes its truth (no dropout); ours asks "
+        "for a bool (None is refused like the truthy string 'False')."),
+    "batch_norm_is_training_none": (
+        "is_training=None: dm-sonnet normalizes with the untrained moving "
+        "statistics (inputs / sqrt(eps)); ours asks for a bool."),
+}
+
 # Mistakes where ours raises another type on purpose: probe -> why.
 OTHER_ERROR: dict[str, str] = {
     "ExponentialMovingAverage_debiased.unknown_batch": (
@@ -85,7 +105,7 @@ def _probes(mistake: bool) -> list:
       if p.mistake != mistake:
         continue
       reason = (ON_PURPOSE.get(p.name) or SONNET_FAILS.get(p.name) or
-                OTHER_ERROR.get(p.name))
+                OURS_ONLY.get(p.name) or OTHER_ERROR.get(p.name))
       marks = (pytest.mark.xfail(reason=reason, strict=True),) if reason else ()
       found.append(pytest.param(p, id=p.name, marks=marks))
   return found
@@ -127,6 +147,6 @@ def test_mistake_like_dm_sonnet(p):
 def test_probe_tables_name_probes():
   names = [p.name for source in _SOURCES for p in source.probes()]
   assert len(names) == len(set(names)), "probe names must be unique"
-  tables = [ON_PURPOSE, SONNET_FAILS, OTHER_ERROR]
+  tables = [ON_PURPOSE, SONNET_FAILS, OURS_ONLY, OTHER_ERROR]
   listed = [name for table in tables for name in table]
   assert len(listed) == len(set(listed)) and set(listed) <= set(names)

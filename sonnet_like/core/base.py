@@ -117,6 +117,18 @@ def _scoped_member(key: str, value: Any) -> Any:
   return None
 
 
+# What tf.Module accepts: ASCII letters, digits and underscores.
+_IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+class InvalidNameError(ValueError, TypeError):
+  """A module name that is not a valid Python identifier.
+
+  Sonnet 2 raises a `ValueError`, or a `TypeError` when the name is not a
+  string at all; this error is both.
+  """
+
+
 _ctor_scopes = threading.local()
 
 
@@ -245,8 +257,8 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
   def __init__(self, name: str | None = None):
     if name is None:
       name = _camel_to_snake(type(self).__name__)
-    elif not isinstance(name, str) or not name.isidentifier():
-      raise ValueError(
+    elif not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+      raise InvalidNameError(
           f"{type(self).__name__}: {name!r} is not a valid module name. "
           "Module names must be valid Python identifiers.")
     # tf.Module enters `tf.name_scope(name)` here: eagerly that is

@@ -70,11 +70,18 @@ def test_bad_rate(rate):
     snt.Dropout(rate)
 
 
-@pytest.mark.parametrize("flag", ["False", None, 0, tf.constant([True])])
+@pytest.mark.parametrize("flag", ["False", None, 0., tf.constant([True])])
 def test_bad_is_training(flag):
   with pytest.raises(TypeError, match=r"Dropout 'drop\w*': is_training must "
-                     "be a bool or a scalar boolean tensor"):
+                     "be a bool, an int or a scalar boolean tensor"):
     snt.Dropout(0.5, name="drop")(tf.ones([2]), flag)
+
+
+def test_int_is_training_as_in_sonnet():
+  x = tf.ones([2, 3])
+  np.testing.assert_array_equal(snt.Dropout(0.5)(x, is_training=0), x)
+  dropped = snt.Dropout(0.5, seed=1)(tf.ones([100]), is_training=1)
+  assert 0 < int(tf.reduce_sum(tf.cast(dropped == 0., tf.int32))) < 100
 
 
 def test_integer_input_rejected():
