@@ -33,11 +33,13 @@ from tests.outside import optimizers
 from tests.outside import recurrent
 from tests.outside import rows
 from tests.outside import subclassing
+from tests.outside import surface
 
 sonnet = pytest.importorskip("sonnet")
 
 _SOURCES = (naming, subclassing, functions, optimizers, recurrent, nets,
-            checkpoints, distribute_functional, mistakes, docstrings, rows)
+            checkpoints, distribute_functional, mistakes, surface, docstrings,
+            rows)
 
 # Valid code where ours differs on purpose: probe -> why.
 ON_PURPOSE: dict[str, str] = {

@@ -359,3 +359,128 @@ def _(snt):
 
 def probes():
   return registered(__name__)
+
+
+def _half_linear(snt, dtypes=None):
+  dtypes = dtypes or [tf.float32, tf.float16, tf.bfloat16]
+
+  class HalfLinear(snt.Linear):
+    __call__ = snt.mixed_precision.modes(dtypes)(snt.Linear.__call__)
+
+  return HalfLinear
+
+
+def _outputs_in_scope(snt, dtype, calls):
+  try:
+    with snt.mixed_precision.scope(dtype):
+      return [call() for call in calls]
+  finally:
+    snt.mixed_precision.disable()
+
+
+@probe("mixed_precision_several_instances")
+def _(snt):
+  cls = _half_linear(snt)
+  a = cls(2, w_init=snt.initializers.Ones(), name="a")
+  b = cls(2, w_init=snt.initializers.Ones(), name="b")
+  x = tf.ones([1, 3])
+  outs = _outputs_in_scope(snt, tf.float16, [lambda: a(x), lambda: a(x),
+                                             lambda: b(x), lambda: b(x)])
+  return [(o.dtype, o) for o in outs]
+
+
+@probe("mixed_precision_nested_modules")
+def _(snt):
+  cls = _half_linear(snt)
+
+  class Net(snt.Module):
+
+    def __init__(self):
+      super().__init__(name="net")
+      self.first = cls(3, w_init=snt.initializers.Constant(0.5))
+      self.second = cls(2, w_init=snt.initializers.Constant(0.5))
+
+    @snt.mixed_precision.modes([tf.float32, tf.float16])
+    def __call__(self, x):
+      return self.second(tf.nn.relu(self.first(x))), x.dtype
+
+  net = Net()
+  x = tf.ones([1, 4])
+  outs = _outputs_in_scope(snt, tf.float16, [lambda: net(x), lambda: net(x),
+                                             lambda: net(x)])
+  return [(o.dtype, o, seen) for o, seen in outs]
+
+
+@probe("mixed_precision_bfloat16_inputs")
+def _(snt):
+  cls = _half_linear(snt)
+  m = cls(2, w_init=snt.initializers.Ones())
+  m(tf.ones([1, 3]))
+  x = tf.ones([1, 3], tf.bfloat16)
+  outs = _outputs_in_scope(snt, tf.bfloat16, [lambda: m(x), lambda: m(x)])
+  return [(o.dtype, o) for o in outs]
+
+
+@probe("mixed_precision_module_made_in_tf_function")
+def _(snt):
+  cls = _half_linear(snt)
+  made = []
+
+  @tf.function
+  def f(x):
+    if not made:
+      made.append(cls(2, w_init=snt.initializers.Ones()))
+    return made[0](x)
+
+  outs = _outputs_in_scope(snt, tf.float16, [lambda: f(tf.ones([1, 3])),
+                                             lambda: f(tf.ones([1, 3]))])
+  return [(o.dtype, o) for o in outs], [v.dtype for v in made[0].variables]
+
+
+@probe("mixed_precision_scope_nesting_and_mode_outside")
+def _(snt):
+  cls = _half_linear(snt)
+  m = cls(2, w_init=snt.initializers.Ones())
+  x = tf.ones([1, 3])
+  seen = []
+  try:
+    with snt.mixed_precision.scope(tf.float16):
+      seen.append(m(x).dtype)
+      with snt.mixed_precision.scope(tf.bfloat16):
+        seen.append(m(x).dtype)
+      seen.append(m(x).dtype)
+    seen.append(m(x).dtype)
+    snt.mixed_precision.enable(tf.float16)
+    seen.append(m(x).dtype)
+    snt.mixed_precision.disable()
+    seen.append(m(x).dtype)
+  finally:
+    snt.mixed_precision.disable()
+  return seen
+
+
+@probe("mixed_precision_on_a_function")
+def _(snt):
+  @snt.mixed_precision.modes([tf.float16])
+  def double(x):
+    return x * 2., x.dtype
+
+  outs = _outputs_in_scope(snt, tf.float16, [lambda: double(tf.ones([2])),
+                                             lambda: double(tf.ones([2]))])
+  return [(o.dtype, o, dtype) for o, dtype in outs]
+
+
+@probe("mixed_precision_gradients_in_half")
+def _(snt):
+  cls = _half_linear(snt)
+  m = cls(2, w_init=snt.initializers.Ones())
+  x = tf.ones([1, 3])
+  m(x)
+  try:
+    with snt.mixed_precision.scope(tf.float16):
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(m(x))
+      grads = tape.gradient(loss, m.trainable_variables)
+  finally:
+    snt.mixed_precision.disable()
+  return loss, grads
