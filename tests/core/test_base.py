@@ -164,3 +164,24 @@ def test_module_built_inside_tf_function_gets_its_scope():
 
   f(tf.ones([1, 3]))
   assert linear.w.name == "traced/w:0"
+
+
+@pytest.mark.parametrize("name", [3, b"bytes", "n\u00e4me", "a/b", ""])
+def test_names_tf_module_refuses_are_refused_with_both_types(name):
+  # Sonnet 2 (through tf.Module) raises ValueError, or TypeError for a name
+  # that is not a string: InvalidNameError is both.
+  for error in (ValueError, TypeError):
+    with pytest.raises(error, match="is not a valid module name"):
+      snt.Linear(2, name=name)
+
+
+def test_tf_function_method_arguments_are_named_like_sonnet():
+  class Traced(snt.Module):
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2])])
+    def __call__(self, x):
+      return x + 1.
+
+  traced = Traced(name="traced")
+  concrete = traced.__call__.get_concrete_function()
+  assert [t.name for t in concrete.inputs] == ["args_0:0"]
