@@ -128,6 +128,10 @@ def _compare(p: framework.Probe) -> None:
   ours = framework.observe(sonnet_like, p)
   if _cpu_cannot_run(theirs) and not isinstance(ours, framework.Raised):
     pytest.skip("dm-sonnet 2.0.2 cannot run this on CPU")
+  # Valid code runs in dm-sonnet; code on which it raises is a mistake probe
+  # (or, where dm-sonnet is at fault, a SONNET_FAILS entry, an xfail).
+  assert p.mistake or not isinstance(theirs, framework.Raised), (
+      f"dm-sonnet raises on this valid-use probe: {theirs!r}")
   found = framework.differences(ours, theirs)
   assert not found, "\n".join(found[:12])
   if p.phrase is not None:

@@ -33,7 +33,7 @@ def _restored_output(snt, make, call, shape, steps=1):
     saved = tf.train.Checkpoint(module=source).save(path + "/ckpt")
     status = tf.train.Checkpoint(module=target).restore(saved)
     out = call(target, x)
-    status.assert_existing_objects_matched()
+    status.assert_consumed()
   return out, sorted(v.name for v in tf.Module.variables.fget(target))
 
 

@@ -120,7 +120,7 @@ def _(snt):
   x = _values([2, 3, 4])
   return (snt.reshape(x, output_shape=(-1, 2)),
           snt.reshape(x, output_shape=(4, 3), preserve_dims=1),
-          snt.flatten(x), snt.flatten(x, preserve_dims=2),
+          snt.flatten(x), snt.flatten(x, name="flat"),
           snt.reshape(x, (12,), name="r"))
 
 
@@ -164,7 +164,8 @@ def _(snt):
   return (snt.pad.create(snt.pad.same, 3, 1, 2, 1),
           snt.pad.create([snt.pad.causal, snt.pad.full], [3, 2], [2, 1], 2,
                          -1),
-          snt.pad.create(snt.pad.valid, 5, 2, 1, 1, n=2))
+          snt.pad.create(snt.pad.valid, 5, 2, n=1, channel_index=1),
+          snt.pad.create(snt.pad.reverse_causal, [4], [1], 1, 1))
 
 
 @probe("custom_variable_getter_casts")
@@ -223,7 +224,7 @@ def _(snt):
           i.VarianceScaling(), i.RandomUniform(-2, 3, seed=1),
           i.RandomNormal(1., 2., 4), i.TruncatedNormal(0.5, 0.1, 2),
           i.Identity(2.), i.Orthogonal(3., 5),
-          i.VarianceScaling(2., "fan_out", "untruncated_normal", 7)]
+          i.VarianceScaling(2., "fan_out", "normal", 7)]
   return [(type(m).__name__, {k: v for k, v in vars(m).items()
                               if not k.startswith("_")}) for m in made]
 
@@ -262,7 +263,7 @@ def _(snt):
 def _(snt):
   out = []
   for mode in ("fan_in", "fan_out", "fan_avg"):
-    for distribution in ("truncated_normal", "untruncated_normal", "uniform"):
+    for distribution in ("truncated_normal", "normal", "uniform"):
       init = snt.initializers.VarianceScaling(2., mode, distribution, seed=3)
       value = init([40, 30, 3], tf.float64)
       out.append(round(float(tf.math.reduce_std(value)), 1))

@@ -140,7 +140,7 @@ def _(snt):
   return snt.Reshape(tf.TensorShape([6, 2]))(_x(2, 3, 4)).shape
 
 
-@probe("regularizer_single_tensor_not_list")
+@probe("regularizer_single_tensor_not_list", mistake=True)
 def _(snt):
   return snt.regularizers.L2(1.)(tf.constant([[1., 2.], [3., 4.]]))
 

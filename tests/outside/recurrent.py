@@ -133,10 +133,11 @@ def _(snt):
   x = tf.ones([2, 4])
   out_test, state_test = test(x, test.initial_state(2))
   state = train.initial_state(2)
-  return (out_test, tf.nest.map_structure(lambda t: t.shape, state_test),
-          tf.nest.map_structure(lambda t: t.shape, state),
-          [v.name for v in test.variables] if hasattr(test, "variables")
-          else None, train.name, test.name)
+  shapes = lambda s: tf.nest.map_structure(
+      lambda t: None if t is None else t.shape, s)
+  out_train, _ = train(x, state)
+  return (out_test, shapes(state_test), shapes(state), out_train.shape,
+          [v.name for v in test.variables], train.name, test.name)
 
 
 @probe("unrolled_lstm")

@@ -319,8 +319,7 @@ def _(snt):
   with tempfile.TemporaryDirectory() as path:
     tf.saved_model.save(m, path)
     loaded = tf.saved_model.load(path)
-    return (bool(np.allclose(loaded.call(tf.ones([2, 4])), m(tf.ones([2, 4])))),
-            sorted(v.name for v in loaded.variables))
+    return loaded.call(tf.ones([2, 4])), m(tf.ones([2, 4]))
 
 
 @probe("metric_subclass")
