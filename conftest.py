@@ -17,13 +17,3 @@ if _cpus and len(tf.config.get_logical_device_configuration(_cpus[0]) or
   except RuntimeError:  # Already initialised by an earlier import.
     pass
 
-
-import pytest  # pylint: disable=g-import-not-at-top,g-bad-import-order
-
-from sonnet_like.core import names  # pylint: disable=g-import-not-at-top
-
-
-@pytest.fixture(autouse=True)
-def _fresh_module_names():
-  """Each test (and doctest) names modules as a fresh program would."""
-  names.clear()

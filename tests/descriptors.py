@@ -339,8 +339,9 @@ DESCRIPTORS: list[Descriptor] = [
     # included) on their first update. Summing over the batch, and resetting
     # after a first update (which builds or restores the state), makes each
     # call repeatable and batch-size independent.
-    Descriptor("Sum", snt.Sum, (3, 4), call=lambda m, x: _fresh_metric(m, x)),
-    Descriptor("Mean", snt.Mean, (3, 2, 2),
+    Descriptor("Sum", lambda: snt.Sum(), (3, 4),
+               call=lambda m, x: _fresh_metric(m, x)),
+    Descriptor("Mean", lambda: snt.Mean(), (3, 2, 2),
                call=lambda m, x: _fresh_metric(m, x)),
 ]
 
@@ -514,8 +515,8 @@ SIDE_BY_SIDE_ROWS: list[Descriptor] = [
     Descriptor("ExponentialMovingAverage_steps",
                lambda: snt.ExponentialMovingAverage(0.7), (4, 3),
                call=_ema_steps),
-    Descriptor("Sum_updates", snt.Sum, (4, 3), call=_updates),
-    Descriptor("Mean_updates", snt.Mean, (4, 3), call=_updates),
+    Descriptor("Sum_updates", lambda: snt.Sum(), (4, 3), call=_updates),
+    Descriptor("Mean_updates", lambda: snt.Mean(), (4, 3), call=_updates),
     # --- reshape, batch apply ---
     Descriptor("Reshape_preserve3_wildcard_middle",
                lambda: snt.Reshape((2, -1, 2), preserve_dims=3),

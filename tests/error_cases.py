@@ -511,9 +511,11 @@ CASES: list[ErrorCase] = [
     _case("Dropout_string_is_training", lambda snt: snt.Dropout(0.5),
           lambda snt, m: m(x(3, 4), is_training="False")),
     _case("Reshape_variables", lambda snt: built(snt.Reshape((-1,)), 2, 3, 4),
-          lambda snt, m: m.variables),
+          lambda snt, m: m.variables, "does not currently contain any "
+          "variables", who="Reshape"),
     _case("Dropout_variables", lambda snt: snt.Dropout(0.5),
-          lambda snt, m: m.variables),
+          lambda snt, m: m.variables, "does not currently contain any "
+          "variables", who="Dropout"),
     _case("Adam_same_shapes_other_parameters",
           lambda snt: snt.optimizers.Adam(0.1),
           lambda snt, o: [o.apply([tf.ones([2])], [tf.Variable([1., 2.])])
@@ -658,10 +660,6 @@ SONNET_ONLY: dict[str, str] = {
     "ExponentialMovingAverage_reset_before_update": "the same.",
     "ExponentialMovingAverage_float64_in_tf_function":
         "Sonnet: a float32 decay power meets float64 values (BUILD_NOTES).",
-    "Reshape_variables": "stateless modules return () from `variables` "
-                         "(Sonnet raises 'does not currently contain any "
-                         "variables'); BUILD_NOTES.",
-    "Dropout_variables": "the same.",
 }
 
 # Sonnet fails with an incidental Python error; ours is a ValueError that

@@ -10,7 +10,6 @@ from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
 
-from sonnet_like.core import names
 from sonnet_like.core import once as once_lib
 
 T = TypeVar("T")
@@ -72,6 +71,7 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
     with tf.name_scope(scope):
       return method(self, *args, **kwargs)
 
+  scoped.__dict__.pop("__isabstractmethod__", None)  # See ModuleMetaclass.
   return scoped
 
 
@@ -79,9 +79,13 @@ _TF_FUNCTION_TYPE = type(tf.function(lambda: None, autograph=False))
 
 
 def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
-  """`method` in its module's name scope, for a `tf.function`'s body."""
+  """`method` in its module's name scope, for a `tf.function`'s body.
 
-  @functools.wraps(method)
+  As in Sonnet 2 the wrapper does not carry `method`'s signature, so the
+  traced function's arguments are `args_0`, `args_1`, ... (the names of a
+  concrete function's placeholders and of a SavedModel signature's inputs).
+  """
+
   def scoped(self, *args, **kwargs):
     with tf.name_scope(self.__dict__["_scope_name"]):
       return method(self, *args, **kwargs)
@@ -113,6 +117,18 @@ def _scoped_member(key: str, value: Any) -> Any:
   return None
 
 
+# What tf.Module accepts: ASCII letters, digits and underscores.
+_IDENTIFIER = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+class InvalidNameError(ValueError, TypeError):
+  """A module name that is not a valid Python identifier.
+
+  Sonnet 2 raises a `ValueError`, or a `TypeError` when the name is not a
+  string at all; this error is both.
+  """
+
+
 _ctor_scopes = threading.local()
 
 
@@ -120,11 +136,15 @@ class ModuleMetaclass(abc.ABCMeta):
   """Puts every method in the name scope; runs `__init__` inside it too."""
 
   def __new__(mcs, name, bases, namespace, **kwargs):
-    for key, value in list(namespace.items()):
+    cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+    # As in Sonnet 2, methods are wrapped once the class exists: an abstract
+    # method makes this class abstract, but its wrapper is not abstract, so a
+    # subclass that does not override it can be instantiated.
+    for key, value in namespace.items():
       scoped = _scoped_member(key, value)
       if scoped is not None:
-        namespace[key] = scoped
-    return super().__new__(mcs, name, bases, namespace, **kwargs)
+        setattr(cls, key, scoped)
+    return cls
 
   def __call__(cls, *args, **kwargs):
     # `Module.__init__` enters the module's name scope so that submodules
@@ -211,9 +231,11 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
   """Base class for modules: a `tf.Module` with automatic name scopes.
 
   Every method (and `__call__`) runs inside the module's name scope, so the
-  variables it creates are named after it (`mlp/linear_0/w:0`). Names are
-  unique within the enclosing scope: the second `Linear()` at top level is
-  named `linear_1`.
+  variables it creates are named after it (`mlp/linear_0/w:0`). As in
+  Sonnet 2, the scope is `tf.name_scope(name)` entered where the module is
+  constructed: eagerly two top-level `Linear()`s are both `linear/`; inside
+  a `tf.function` (a graph) the second one's scope is `linear_1/`, while its
+  `name` stays `linear`.
 
       >>> import sonnet_like as snt, tensorflow as tf
       >>> class Scale(snt.Module):
@@ -235,15 +257,14 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
   def __init__(self, name: str | None = None):
     if name is None:
       name = _camel_to_snake(type(self).__name__)
-    elif not isinstance(name, str) or not name.isidentifier():
-      raise ValueError(
+    elif not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+      raise InvalidNameError(
           f"{type(self).__name__}: {name!r} is not a valid module name. "
           "Module names must be valid Python identifiers.")
-    parent = tf.get_current_name_scope()
-    unique = names.reserve(parent, name)
-    super().__init__(name=unique)
-    scope_name = f"{parent}/{unique}/" if parent else f"{unique}/"
-    self._name_scope = tf.name_scope(scope_name)
+    # tf.Module enters `tf.name_scope(name)` here: eagerly that is
+    # "<enclosing scope>/<name>/", in a graph the graph makes it unique.
+    super().__init__(name=name)
+    scope_name = self._name_scope.name
     object.__setattr__(self, "_scope_name", scope_name)
     if getattr(type(self).__init__, _NO_NAME_SCOPE, False):
       return

@@ -5,6 +5,7 @@ Every layer calls these from `__call__` so that a mistake is reported as
 kernel error from inside TensorFlow, or not at all.
 """
 
+import numbers
 from typing import Any, Sequence
 
 import numpy as np
@@ -64,6 +65,14 @@ class StateLengthError(ValueError, IndexError):
 
   Sonnet 2 indexes past the end of a short tuple (an `IndexError`); this
   error is that too.
+  """
+
+
+class NotBuiltError(ValueError, AttributeError):
+  """A module used in a way that needs its first call to have happened.
+
+  Sonnet 2 reads an attribute that the first call creates (an
+  `AttributeError`); this error is that too.
   """
 
 
@@ -179,19 +188,21 @@ def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
 
 def check_is_training(module: Any, is_training: Any,
                       argument: str = "is_training") -> None:
-  """`is_training` must be a bool or a scalar boolean tensor.
+  """`is_training` must be a bool (or an int, as 0/1) or a scalar boolean tensor.
 
-  `argument` names the flag in the error, for other flags of the same kind
-  (e.g. "test_local_stats").
+  Sonnet 2 takes any Python value's truth; ints are taken the same way, but
+  anything else (None, the truthy string "False") is refused. `argument`
+  names the flag in the error, for other flags of the same kind (e.g.
+  "test_local_stats").
   """
-  if isinstance(is_training, (bool, np.bool_)):
+  if isinstance(is_training, (bool, np.bool_, numbers.Integral)):
     return
   dtype = getattr(is_training, "dtype", None)
   if (dtype is not None and tf.as_dtype(dtype) == tf.bool and
       tf.TensorShape(is_training.shape).rank == 0):
     return
-  raise TypeError(f"{describe(module)}: {argument} must be a bool or a "
-                  f"scalar boolean tensor, got {is_training!r}.")
+  raise TypeError(f"{describe(module)}: {argument} must be a bool, an int or "
+                  f"a scalar boolean tensor, got {is_training!r}.")
 
 
 def check_choice(owner: str, argument: str, value: Any,

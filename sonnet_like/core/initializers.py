@@ -46,15 +46,15 @@ def _static_shape(shape: types.ShapeLike) -> list[int]:
 
 
 class Initializer(abc.ABC):
-  """Base class: `initializer(shape, dtype)` returns the initial value."""
+  """Base class: `initializer(shape, dtype)` returns the initial value.
+
+  Initializers keep Python's default `repr`, as Sonnet 2's do, so a module's
+  `repr` (which shows its constructor arguments) reads the same in both.
+  """
 
   @abc.abstractmethod
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     """Returns a tensor of the given shape and dtype."""
-
-  def __repr__(self) -> str:
-    shown = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
-    return f"{type(self).__name__}({shown})"
 
 
 class Zeros(Initializer):

@@ -4,8 +4,8 @@ Beyond Sonnet's decorator of the same name, this one is
 
 - thread-safe: concurrent first calls run the body once, the others wait;
 - transactional: if the body raises, attributes it set on the instance are
-  removed (or restored), names it reserved for submodules are released, and
-  the next call runs the body again from a clean state;
+  removed (or restored), and the next call runs the body again from a clean
+  state;
 - explicit about `tf.function` retraces: variables created on a retrace get an
   error that names the module, not TensorFlow's generic one.
 """
@@ -17,8 +17,6 @@ import weakref
 from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
-
-from sonnet_like.core import names
 
 T = TypeVar("T")
 
@@ -65,10 +63,6 @@ class _Rollback:
     self._instance = instance
     self._attributes = dict(vars(instance)) if hasattr(instance,
                                                        "__dict__") else None
-    self._scope = getattr(instance, "_scope_name", None)
-    if self._scope:
-      self._scope = self._scope.rstrip("/")
-      self._names = names.snapshot(self._scope)
 
   def undo(self) -> None:
     if self._attributes is not None:
@@ -81,8 +75,6 @@ class _Rollback:
       for key, value in self._attributes.items():
         if current.get(key, _MISSING) is not value:
           setattr(self._instance, key, value)
-    if self._scope:
-      names.restore(self._scope, self._names)
 
 
 _MISSING = object()

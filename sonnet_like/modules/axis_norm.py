@@ -88,8 +88,6 @@ class AxisNormBase(base.Module):
     self._eps = eps
     self._scale_init = scale_init or initializers.Ones()
     self._offset_init = offset_init or initializers.Zeros()
-    if not create_scale and not create_offset:
-      base.allow_empty_variables(self)  # Stateless by construction.
 
   def _build_params(self, inputs: tf.Tensor) -> None:
     """Records the input's rank/dtype/channels; creates scale and offset."""

@@ -5,6 +5,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.modules import leading_dims
@@ -36,10 +37,10 @@ class BatchApply(base.Module):
     super().__init__(name=name)
     if not callable(module):
       raise TypeError(f"BatchApply: module must be callable, got {module!r}.")
-    if isinstance(num_dims, bool) or not isinstance(num_dims, int) or (
-        num_dims < 1):
-      raise checks.ArgumentTypeError(
-          f"BatchApply: num_dims must be a positive int, got {num_dims!r}.")
+    try:
+      arguments.check_positive_int("BatchApply", "num_dims", num_dims)
+    except ValueError as e:  # Sonnet 2 fails here with a TypeError.
+      raise checks.ArgumentTypeError(str(e)) from None
     self.module = module
     self.num_dims = num_dims
 

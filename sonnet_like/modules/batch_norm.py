@@ -116,6 +116,7 @@ class BaseBatchNorm(base.Module):
     # Statistics keep the reduced axes, e.g. [1, 1, 1, C] for NHWC.
     self._stats_shape = [channels if a == channel_axis else 1
                          for a in range(rank)]
+    self.shape = tf.TensorShape(self._stats_shape)  # Public in Sonnet 2.
     zeros = tf.zeros(self._stats_shape, inputs.dtype)
     self.moving_mean.initialize(zeros)
     self.moving_variance.initialize(zeros)

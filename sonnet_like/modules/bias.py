@@ -54,6 +54,9 @@ class Bias(base.Module):
       name: Name of the module.
     """
     super().__init__(name=name)
+    # Public attributes keep the arguments as given, as in Sonnet 2.
+    self.output_size = output_size
+    self.bias_dims = bias_dims
     if isinstance(output_size, int) and not isinstance(output_size, bool):
       output_size = (output_size,)
     if output_size is not None:
@@ -71,21 +74,21 @@ class Bias(base.Module):
         raise ValueError("Bias: bias_dims must not contain 0. Cannot apply "
                          "bias across the minibatch dimension, got "
                          f"bias_dims={bias_dims!r}.")
-    self.output_size = output_size
-    self.bias_dims = bias_dims
+    self._output_size = output_size
+    self._bias_dims = bias_dims
     self.b_init = initializers.Zeros() if b_init is None else b_init
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
     checks.check_rank(self, inputs, min_rank=2, layout="[batch, ...]")
     rank = inputs.shape.rank
-    if self.output_size is not None:
+    if self._output_size is not None:
       got = tuple(inputs.shape[1:].as_list())
-      if got != self.output_size:
+      if got != self._output_size:
         raise ValueError(
             f"{checks.describe(self)} was constructed with output_size="
-            f"{self.output_size}. Input shape must be "
-            f"{(-1,) + self.output_size} not {tuple(inputs.shape.as_list())}.")
+            f"{self._output_size}. Input shape must be "
+            f"{(-1,) + self._output_size} not {tuple(inputs.shape.as_list())}.")
     self.input_size = inputs.shape[1:]
     self.dtype = inputs.dtype
     shape = self._bias_shape(inputs, rank)
@@ -93,11 +96,11 @@ class Bias(base.Module):
 
   def _bias_shape(self, inputs: tf.Tensor, rank: int) -> tuple[int, ...]:
     """The shape of `b`: kept axes at full size, the others 1."""
-    if self.bias_dims is None:
+    if self._bias_dims is None:
       axes = range(1, rank)
     else:
       axes = []
-      for dim in self.bias_dims:
+      for dim in self._bias_dims:
         axis = dim % rank if -rank <= dim < rank else None
         if axis is None or axis == 0:
           reason = ("is the batch axis: Cannot apply bias across the "
@@ -105,7 +108,7 @@ class Bias(base.Module):
                     f"is out of range for input of rank {rank}")
           raise ValueError(
               f"{checks.describe(self)}: dimension {dim} (bias_dims="
-              f"{tuple(self.bias_dims)}) {reason} (input shape "
+              f"{tuple(self._bias_dims)}) {reason} (input shape "
               f"{tuple(inputs.shape.as_list())}).")
         axes.append(axis)
     if not axes:

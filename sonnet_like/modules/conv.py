@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -42,9 +43,7 @@ def _is_int(value: Any) -> bool:
 
 def positive_int(owner: str, argument: str, value: Any) -> int:
   """`value` as an int, or an error if it is not a positive int."""
-  if not _is_int(value) or value < 1:
-    raise ValueError(f"{owner}: {argument} must be a positive int, got "
-                     f"{value!r}.")
+  arguments.check_positive_int(owner, argument, value)
   return int(value)
 
 

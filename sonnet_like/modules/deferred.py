@@ -100,8 +100,8 @@ class Deferred(base.Module):
       super().__delattr__(name)
 
   def __repr__(self) -> str:
-    if self._built():
-      return f"Deferred({self._target!r})"
-    return "Deferred(<target not constructed yet>)"
+    # As in Sonnet 2, showing a Deferred module constructs its target.
+    return f"Deferred({self.target!r})"
 
-  __str__ = __repr__
+  def __str__(self) -> str:
+    return f"Deferred({self.target})"

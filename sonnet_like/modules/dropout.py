@@ -57,7 +57,6 @@ def dropout(module: base.Module, x: tf.Tensor, rate: types.FloatLike,
   return drop() if training else x
 
 
-@base.allow_empty_variables
 class Dropout(base.Module):
   """Randomly zeroes units during training; identity otherwise.
 

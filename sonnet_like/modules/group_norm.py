@@ -1,9 +1,9 @@
 """GroupNorm: normalization over groups of channels of each input."""
 
-import numbers
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -51,10 +51,7 @@ class GroupNorm(axis_norm.AxisNormBase):
     """
     super().__init__(create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
-    if (not isinstance(groups, numbers.Integral) or isinstance(groups, bool)
-        or groups < 1):
-      raise ValueError(f"GroupNorm: groups must be a positive int, got "
-                       f"{groups!r}.")
+    arguments.check_positive_int("GroupNorm", "groups", groups)
     axis_norm.check_axis("GroupNorm", axis)
     self._groups = int(groups)
     self._axis = axis

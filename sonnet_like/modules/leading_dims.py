@@ -9,6 +9,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from sonnet_like.core import checks
+
 
 def _is_tensor(x: Any) -> bool:
   return isinstance(x, (tf.Tensor, tf.Variable))
@@ -41,6 +43,12 @@ def merge_leading_dims(x: Any, num_dims: int) -> Any:
   """
   if not _is_tensor(x):
     return x
+  if (isinstance(num_dims, bool) or not isinstance(num_dims, int) or
+      num_dims < 1):
+    # Also a TypeError: what Sonnet 2 raises for the same mistake.
+    raise checks.ArgumentTypeError(
+        f"merge_leading_dims: num_dims must be a positive int, got "
+        f"{num_dims!r}.")
   shape = x.shape
   if shape.rank is None:
     raise ValueError("merge_leading_dims: Can't merge leading dimensions of "

@@ -4,6 +4,7 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -37,9 +38,7 @@ class Linear(base.Module):
       name: Name of the module.
     """
     super().__init__(name=name)
-    if not isinstance(output_size, int) or output_size < 1:
-      raise ValueError(f"Linear: output_size must be a positive int, got "
-                       f"{output_size!r}.")
+    arguments.check_positive_int("Linear", "output_size", output_size)
     if not with_bias and b_init is not None:
       raise ValueError("Linear: b_init must be None when with_bias=False.")
     self.output_size = output_size

@@ -15,7 +15,6 @@ NOT_UPDATED_ERROR = (
     "Call `metric.update(value)` first.")
 
 
-@base.allow_empty_variables  # No state before the first update.
 class Metric(base.Module, metaclass=abc.ABCMeta):
   """Base class of metrics: `update`, `value`, `reset` and `__call__`.
 
@@ -142,19 +141,13 @@ class Mean(_Accumulator):
 
   Attributes:
     sum: The running sum (None before the first update).
-    count: The number of updates, int64 (None before the first update).
+    count: The number of updates, int64 (created with the module, as in
+      Sonnet 2).
   """
 
   def __init__(self, name: str | None = None):
     super().__init__(name=name)
-    self.count = None
-
-  @once.once
-  def initialize(self, value: tf.Tensor) -> None:
-    """Creates `sum` like the first value, and the int64 `count`."""
-    count = tf.Variable(0, dtype=tf.int64, trainable=False, name="count")
-    super().initialize(value)
-    self.count = count
+    self.count = tf.Variable(0, dtype=tf.int64, trainable=False, name="count")
 
   def update(self, value: tf.Tensor) -> None:
     """Adds `value` (same shape and dtype as the first value) to the mean."""

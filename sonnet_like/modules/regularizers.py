@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import checks
 from sonnet_like.core import types
 from sonnet_like.core import utils
 
@@ -138,8 +139,10 @@ def _check_scale(owner: str, scale: Any) -> Any:
 def _check_tensors(owner: str, tensors: Any) -> list[tf.Tensor]:
   """Converts `tensors`; they must share one floating-point dtype."""
   if isinstance(tensors, (tf.Tensor, tf.Variable)):
-    raise TypeError(f"{owner}: expects a sequence of tensors, got a single "
-                    f"{utils.describe_value(tensors)}; wrap it in a list.")
+    # Also a ValueError: what Sonnet 2 raises for the same mistake.
+    raise checks.ArgumentTypeError(
+        f"{owner}: expects a sequence of tensors, got a single "
+        f"{utils.describe_value(tensors)}; wrap it in a list.")
   converted = [tf.convert_to_tensor(t) for t in tensors]
   for i, t in enumerate(converted):
     if not t.dtype.is_floating:

@@ -40,7 +40,6 @@ def _output_shape(cls: str, output_shape: types.ShapeLike) -> tuple[int, ...]:
   return tuple(int(d) for d in dims)
 
 
-@base.allow_empty_variables
 class Reshape(base.Module):
   """Reshapes the input, keeping its first `preserve_dims` dimensions.
 

@@ -2,23 +2,8 @@
 
 from typing import Any, Callable, Iterable
 
-import tensorflow as tf
 
 from sonnet_like.core import base
-
-
-def _stateless(layer: Any) -> bool:
-  """Whether `layer` may own no variables (a function or a stateless module).
-
-  An unbuilt module that will create variables refuses an empty `variables`.
-  """
-  if not isinstance(layer, tf.Module):
-    return True
-  try:
-    layer.variables  # pylint: disable=pointless-statement
-  except ValueError:  # A module not built yet.
-    return False
-  return True
 
 
 class Sequential(base.Module):
@@ -52,8 +37,6 @@ class Sequential(base.Module):
         raise TypeError(f"Sequential: layers must all be callable, got "
                         f"{layer!r} at index {i} "
                         f"('{type(layer).__name__}' object is not callable).")
-    if all(_stateless(layer) for layer in self._layers):
-      base.allow_empty_variables(self)
 
   def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
     """Returns the last layer's output; the first gets all the arguments."""

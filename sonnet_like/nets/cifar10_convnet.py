@@ -5,6 +5,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -70,10 +71,7 @@ class Cifar10ConvNet(base.Module):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    if (not isinstance(num_classes, (int, np.integer)) or
-        isinstance(num_classes, bool) or num_classes < 1):
-      raise ValueError(f"{owner}: num_classes must be a positive int, got "
-                       f"{num_classes!r}.")
+    arguments.check_positive_int(owner, "num_classes", num_classes)
     checks.check_choice(owner, "data_format", data_format, ("NHWC", "NCHW"))
     output_channels = _positive_ints(owner, "output_channels",
                                             output_channels)

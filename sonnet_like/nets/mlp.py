@@ -126,9 +126,9 @@ class MLP(base.Module):
       The reversed MLP.
     """
     if not all(hasattr(layer, "input_size") for layer in self._layers):
-      raise ValueError(f"{checks.describe(self)} must be called once before "
-                       "reverse(): the reversed MLP's sizes are this one's "
-                       "input sizes.")
+      raise checks.NotBuiltError(
+          f"{checks.describe(self)} must be called once before "
+          "reverse(): the reversed MLP's sizes are this one's input sizes.")
     return MLP(
         output_sizes=[layer.input_size for layer in reversed(self._layers)],
         w_init=self._w_init, b_init=self._b_init, with_bias=self._with_bias,

@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -287,10 +288,7 @@ class ResNet(base.Module):
                    "non-negative ints")
     channels = _four(owner, "channels_per_group_list", channels_per_group_list,
                      4, "ints >= 4")
-    if (not isinstance(num_classes, (int, np.integer)) or
-        isinstance(num_classes, bool) or num_classes < 1):
-      raise ValueError(f"{owner}: num_classes must be a positive int, got "
-                       f"{num_classes!r}.")
+    arguments.check_positive_int(owner, "num_classes", num_classes)
     self._bn_config = bn_config
     self._resnet_v2 = bool(resnet_v2)
     self._blocks_per_group_list = blocks

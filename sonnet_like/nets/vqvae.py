@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -22,10 +23,7 @@ from sonnet_like.modules import moving_averages
 
 
 def _check_positive_int(owner: str, argument: str, value: Any) -> int:
-  if (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or
-      value < 1):
-    raise ValueError(f"{owner}: {argument} must be a positive int, got "
-                     f"{value!r}.")
+  arguments.check_positive_int(owner, argument, value)
   return int(value)
 
 

@@ -48,8 +48,8 @@ class Adam(base.Optimizer):
     beta1: Decay of the first moment estimate.
     beta2: Decay of the second moment estimate.
     epsilon: Added to the denominator for stability.
-    step: The int64 step counter `t`, created on the first `apply` (None
-      before).
+    step: The int64 step counter `t` (created with the optimizer, as in
+      Sonnet 2).
     m: First moment estimates, one per parameter.
     v: Second moment estimates, one per parameter.
   """
@@ -74,17 +74,15 @@ class Adam(base.Optimizer):
     self.beta1 = check("Adam", "beta1", beta1, high=1., high_inclusive=False)
     self.beta2 = check("Adam", "beta2", beta2, high=1., high_inclusive=False)
     self.epsilon = check("Adam", "epsilon", epsilon)
-    self.step = None
+    self.step = tf.Variable(0, trainable=False, name="t", dtype=tf.int64)
     self.m = []
     self.v = []
 
   @once.once
   def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
-    step = tf.Variable(0, trainable=False, name="t", dtype=tf.int64)
     m = self._slots("m", parameters)
     v = self._slots("v", parameters)
     self._remember_parameters(parameters)
-    self.step = step
     self.m.extend(m)
     self.v.extend(v)
 

@@ -32,13 +32,20 @@ every call, e.g.
 
 or create one optimizer per set of parameters."""
 
+class NotAVariableError(TypeError, AttributeError):
+  """A parameter that is not a `tf.Variable`.
+
+  Sonnet 2 calls the parameter's `assign_sub` (an `AttributeError` on a
+  tensor); this error is that too.
+  """
+
+
 NOT_IN_STRATEGY_SCOPE_ERROR = (
     "{optimizer}: parameter {parameter!r} was not created under the scope of "
     "the current {strategy}, so its copies cannot be updated on each replica. "
     "Build the model (call it once) inside `with strategy.scope():`.")
 
 
-@base.allow_empty_variables  # No state before the first `apply`.
 class Optimizer(base.Module):
   """Base class for optimizers: `apply(updates, parameters)`.
 
@@ -89,8 +96,9 @@ class Optimizer(base.Module):
       raise ValueError(f"{who}: `parameters` cannot be empty.")
     for i, parameter in enumerate(parameters):
       if not isinstance(parameter, tf.Variable):
-        raise TypeError(f"{who}: parameters[{i}] must be a tf.Variable, got "
-                        f"{utils.describe_value(parameter)}.")
+        raise NotAVariableError(
+            f"{who}: parameters[{i}] must be a tf.Variable, got "
+            f"{utils.describe_value(parameter)}.")
     if all(update is None for update in updates):
       raise ValueError(
           f"{who}: No updates provided for any parameter (all "

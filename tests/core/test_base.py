@@ -52,21 +52,34 @@ def test_methods_run_in_the_name_scope():
   assert counter.unscoped() == ""
 
 
-def test_default_names_are_unique_within_the_enclosing_scope():
+def test_eager_names_are_not_numbered_as_in_sonnet():
   first, second = Counter(name="dup"), Counter(name="dup")
-  assert (first.name, second.name) == ("dup", "dup_1")
+  assert (first.name, second.name) == ("dup", "dup")
+  assert first.name_scope.name == second.name_scope.name == "dup/"
   first(), second()
-  assert first.count.name == "dup/count:0"
-  assert second.count.name == "dup_1/count:0"
+  assert first.count.name == second.count.name == "dup/count:0"
+
+
+def test_graph_scopes_are_numbered_names_are_not():
+  made = []
+
+  @tf.function
+  def f():
+    if not made:
+      made.extend([Counter(name="dup"), Counter(name="dup")])
+    return [m() for m in made]
+
+  f()
+  assert [m.name for m in made] == ["dup", "dup"]
+  assert [m.name_scope.name for m in made] == ["dup/", "dup_1/"]
+  assert [m.count.name for m in made] == ["dup/count:0", "dup_1/count:0"]
 
 
 def test_nested_modules_take_the_parent_scope():
   wrapper = Wrapper(name="outer")
   wrapper(tf.ones([1, 3]))
   names = sorted(v.name for v in wrapper.variables)
-  assert names[0].startswith("outer/linear/")
-  assert "outer/linear_1/w:0" in names
-  assert "outer/linear_3/w:0" in names
+  assert names == ["outer/linear/b:0"] * 4 + ["outer/linear/w:0"] * 4
   assert wrapper.in_list[0].module_name == "outer/linear"
 
 
@@ -151,3 +164,24 @@ def test_module_built_inside_tf_function_gets_its_scope():
 
   f(tf.ones([1, 3]))
   assert linear.w.name == "traced/w:0"
+
+
+@pytest.mark.parametrize("name", [3, b"bytes", "n\u00e4me", "a/b", ""])
+def test_names_tf_module_refuses_are_refused_with_both_types(name):
+  # Sonnet 2 (through tf.Module) raises ValueError, or TypeError for a name
+  # that is not a string: InvalidNameError is both.
+  for error in (ValueError, TypeError):
+    with pytest.raises(error, match="is not a valid module name"):
+      snt.Linear(2, name=name)
+
+
+def test_tf_function_method_arguments_are_named_like_sonnet():
+  class Traced(snt.Module):
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2])])
+    def __call__(self, x):
+      return x + 1.
+
+  traced = Traced(name="traced")
+  concrete = traced.__call__.get_concrete_function()
+  assert [t.name for t in concrete.inputs] == ["args_0:0"]

@@ -178,7 +178,7 @@ def test_training_matches_one_device(optimizer, compiled):
     first, second = _copies(replicator, v)
     np.testing.assert_allclose(first, expected.numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(first, second)
-  for slot in opt.variables:
+  for slot in tf.Module.variables.fget(opt):  # () for SGD.
     first, second = _copies(replicator, slot)
     np.testing.assert_array_equal(first, second)
 

@@ -53,10 +53,11 @@ def test_scale_and_offset_at_call_time():
                              atol=1e-4)
 
 
-def test_stateless_layer_norm_allows_empty_variables():
+def test_stateless_layer_norm_has_no_variables_as_in_sonnet():
   ln = snt.LayerNorm(-1, False, False)
   ln(_x((2, 3)))
-  assert ln.variables == ()
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    ln.variables  # pylint: disable=pointless-statement
   assert ln.scale is None and ln.offset is None
 
 

@@ -180,13 +180,23 @@ def test_bad_decay_rate(decay_rate):
     snt.BatchNorm(True, True, decay_rate=decay_rate)
 
 
-@pytest.mark.parametrize("flag", ["False", None, 1, tf.constant([True, False]),
+@pytest.mark.parametrize("flag", ["False", None, 1., tf.constant([True, False]),
                                   tf.constant(1.)])
 def test_bad_is_training(flag):
   bn = snt.BatchNorm(True, True, name="bn_flag")
   with pytest.raises(TypeError, match=r"'bn_flag\w*': is_training must be a "
-                     "bool or a scalar boolean tensor"):
+                     "bool, an int or a scalar boolean tensor"):
     bn(_x((2, 3)), is_training=flag)
+
+
+def test_int_is_training_is_taken_as_sonnet_takes_it():
+  trained = snt.BatchNorm(True, True, decay_rate=0.5, name="bn_int")
+  reference = snt.BatchNorm(True, True, decay_rate=0.5, name="bn_bool")
+  x = _x((4, 3))
+  np.testing.assert_allclose(trained(x, is_training=1),
+                             reference(x, is_training=True))
+  np.testing.assert_allclose(trained(x, is_training=0),
+                             reference(x, is_training=False))
 
 
 def test_bad_test_local_stats():

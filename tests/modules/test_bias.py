@@ -94,3 +94,10 @@ def test_bad_first_inputs():
   with pytest.raises(ValueError):
     tf.function(bias).get_concrete_function(tf.TensorSpec([None, None]))
   assert bias(tf.ones([1, 2])).shape == (1, 2)  # A failed build is undone.
+
+
+def test_arguments_are_kept_as_given_like_sonnet():
+  bias = snt.Bias(output_size=[3, 4, 5], bias_dims=[-1])
+  bias(_X)
+  assert bias.output_size == [3, 4, 5] and bias.bias_dims == [-1]
+  assert bias.b.shape == (5,)

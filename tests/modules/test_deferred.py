@@ -52,13 +52,19 @@ def test_attributes_before_and_after_construction():
   deferred = snt.Deferred(lambda: snt.Linear(2, name="attr"))
   with pytest.raises(AttributeError, match="not constructed yet"):
     deferred.output_size  # pylint: disable=pointless-statement
-  assert "not constructed" in repr(deferred)
   deferred.target.extra = 1
   deferred.flag = True  # Written through to the target.
   assert deferred.target.flag is True and deferred.extra == 1
   del deferred.flag
   assert not hasattr(deferred.target, "flag")
   assert repr(deferred) == "Deferred(Linear(output_size=2, name='attr'))"
+
+
+def test_repr_constructs_the_target_as_in_sonnet():
+  deferred = snt.Deferred(lambda: snt.Linear(2, name="shown"))
+  assert str(deferred) == repr(deferred) == (
+      "Deferred(Linear(output_size=2, name='shown'))")
+  assert deferred.output_size == 2  # Constructed by repr.
 
 
 def test_constructor_runs_in_the_scope_of_the_first_call():

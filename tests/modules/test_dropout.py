@@ -53,9 +53,10 @@ def test_boolean_tensor_is_training_in_tf_function():
   assert set(np.unique(f(x, tf.constant(True)).numpy())) == {0., 2.}
 
 
-def test_allows_empty_variables():
-  assert snt.Dropout(0.5).variables == ()
-  assert snt.Dropout(0.5).trainable_variables == ()
+def test_has_no_variables_as_in_sonnet():
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    snt.Dropout(0.5).variables  # pylint: disable=pointless-statement
+  assert snt.allow_empty_variables(snt.Dropout(0.5)).trainable_variables == ()
 
 
 # Errors.
@@ -69,11 +70,18 @@ def test_bad_rate(rate):
     snt.Dropout(rate)
 
 
-@pytest.mark.parametrize("flag", ["False", None, 0, tf.constant([True])])
+@pytest.mark.parametrize("flag", ["False", None, 0., tf.constant([True])])
 def test_bad_is_training(flag):
   with pytest.raises(TypeError, match=r"Dropout 'drop\w*': is_training must "
-                     "be a bool or a scalar boolean tensor"):
+                     "be a bool, an int or a scalar boolean tensor"):
     snt.Dropout(0.5, name="drop")(tf.ones([2]), flag)
+
+
+def test_int_is_training_as_in_sonnet():
+  x = tf.ones([2, 3])
+  np.testing.assert_array_equal(snt.Dropout(0.5)(x, is_training=0), x)
+  dropped = snt.Dropout(0.5, seed=1)(tf.ones([100]), is_training=1)
+  assert 0 < int(tf.reduce_sum(tf.cast(dropped == 0., tf.int32))) < 100
 
 
 def test_integer_input_rejected():

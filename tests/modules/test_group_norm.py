@@ -83,10 +83,11 @@ def test_unknown_batch_and_spatial_in_tf_function():
       None, None, 4]
 
 
-def test_stateless_group_norm_allows_empty_variables():
+def test_stateless_group_norm_has_no_variables_as_in_sonnet():
   gn = snt.GroupNorm(2, create_scale=False, create_offset=False)
   gn(_x((2, 4)))
-  assert gn.variables == ()
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    gn.variables  # pylint: disable=pointless-statement
 
 
 # Errors.

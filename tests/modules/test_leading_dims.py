@@ -63,3 +63,12 @@ def test_unknown_rank_is_a_clear_error():
 
   with pytest.raises(ValueError, match="unknown rank"):
     f.get_concrete_function()
+
+
+@pytest.mark.parametrize("num_dims", [0, -1, 1.5])
+def test_num_dims_must_be_a_positive_int(num_dims):
+  # A ValueError, and the TypeError Sonnet 2 raises for the same mistake.
+  for error in (ValueError, TypeError):
+    with pytest.raises(error, match="merge_leading_dims: num_dims must be a "
+                       "positive int"):
+      snt.merge_leading_dims(tf.ones([2, 3]), num_dims)

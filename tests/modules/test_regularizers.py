@@ -112,9 +112,11 @@ def test_orthogonal_needs_rank_2():
 
 
 def test_single_tensor_instead_of_list():
-  with pytest.raises(TypeError, match="L2: expects a sequence of tensors, got "
-                     "a single EagerTensor"):
-    snt.regularizers.L2(0.1)(tf.ones([3]))
+  # A TypeError, and the ValueError Sonnet 2 raises for the same mistake.
+  for error in (TypeError, ValueError):
+    with pytest.raises(error, match="L2: expects a sequence of tensors, got "
+                       "a single EagerTensor"):
+      snt.regularizers.L2(0.1)(tf.ones([3]))
 
 
 def test_mixed_dtypes():

@@ -68,9 +68,11 @@ def test_reversed_restores_the_input_shape():
   np.testing.assert_array_equal(back(flat), x)
 
 
-def test_allows_empty_variables():
-  assert snt.Reshape((-1,)).variables == ()
-  assert snt.Flatten().trainable_variables == ()
+def test_has_no_variables_as_in_sonnet():
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    snt.Reshape((-1,)).variables  # pylint: disable=pointless-statement
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    snt.Flatten().trainable_variables  # pylint: disable=pointless-statement
 
 
 # Errors.

@@ -41,9 +41,12 @@ def test_empty_is_identity():
   assert snt.Sequential([])(x) is x
 
 
-def test_stateless_layers_allow_empty_variables():
-  assert snt.Sequential([tf.nn.relu, snt.Flatten()]).variables == ()
-  assert snt.Sequential().trainable_variables == ()
+def test_stateless_layers_have_no_variables_as_in_sonnet():
+  # Sonnet 2 raises for every module without variables (allow_empty_variables
+  # says that is expected).
+  with pytest.raises(ValueError, match="does not currently contain any"):
+    snt.Sequential([tf.nn.relu, snt.Flatten()]).variables  # pylint: disable=pointless-statement
+  assert snt.allow_empty_variables(snt.Sequential()).trainable_variables == ()
 
 
 def test_unbuilt_stateful_layer_keeps_the_helpful_error():

@@ -154,9 +154,11 @@ def test_bad_output_size():
 
 
 def test_reverse_before_call():
-  with pytest.raises(ValueError, match=r"must be called once before "
-                     r"reverse\(\)"):
-    snt.nets.MLP([3]).reverse()
+  # Also an AttributeError, what Sonnet 2 raises for the same mistake.
+  for expected in (ValueError, AttributeError):
+    with pytest.raises(expected, match=r"must be called once before "
+                       r"reverse\(\)"):
+      snt.nets.MLP([3]).reverse()
 
 
 def test_input_size_mismatch_names_the_layer():

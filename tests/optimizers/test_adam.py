@@ -75,10 +75,10 @@ def test_defaults_match_the_paper():
       0.001, 0.9, 0.999, 1e-8)
 
 
-def test_step_counts_applies_and_is_created_lazily():
+def test_step_counts_applies_and_is_created_with_the_optimizer():
   opt = snt.optimizers.Adam(name="counting")
-  assert opt.step is None
-  assert opt.variables == ()  # pylint: disable=g-explicit-bool-comparison
+  # As in Sonnet 2, the step exists before the first apply.
+  assert [v.name for v in opt.variables] == ["counting/t:0"]
   w = tf.Variable([1.])
   for _ in range(3):
     opt.apply([tf.constant([1.])], [w])

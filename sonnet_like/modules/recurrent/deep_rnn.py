@@ -19,7 +19,7 @@ def _concat(*tensors: tf.Tensor) -> tf.Tensor:
   return tf.concat(tensors, axis=-1)
 
 
-class _DeepRNNBase(rnn_core.RNNCore):
+class _LegacyDeepRNN(rnn_core.RNNCore):
   """The stack, with optional skip connections (see the public factories)."""
 
   def __init__(self, layers: Sequence[Callable[..., Any]],
@@ -82,7 +82,7 @@ class _DeepRNNBase(rnn_core.RNNCore):
     return current, tuple(next_states)
 
 
-class DeepRNN(_DeepRNNBase):
+class DeepRNN(_LegacyDeepRNN):
   """Runs layers in sequence; `RNNCore` layers get their own state.
 
   The state is a tuple with one entry per `RNNCore` layer (empty if there is
@@ -146,7 +146,7 @@ def deep_rnn_with_skip_connections(
     ValueError: if a layer is not an `RNNCore`.
   """
   _require_cores("deep_rnn_with_skip_connections", layers)
-  return _DeepRNNBase(layers, skip_connections=True,
+  return _LegacyDeepRNN(layers, skip_connections=True,
                       concat_final_output_if_skip=concat_final_output,
                       name=name)
 
@@ -210,5 +210,5 @@ def deep_rnn_with_residual_connections(
     ValueError: if a layer is not an `RNNCore`.
   """
   _require_cores("deep_rnn_with_residual_connections", layers)
-  return _DeepRNNBase([_ResidualWrapper(l) for l in layers],
+  return _LegacyDeepRNN([_ResidualWrapper(l) for l in layers],
                       skip_connections=False, name=name)

@@ -11,6 +11,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 
 WRONG_STRUCTURE_ERROR = (
@@ -80,11 +81,9 @@ def describe_structure(structure: Any, expected: bool = False) -> str:
   return type(structure).__name__
 
 
-def check_positive_int(owner: str, argument: str, value: Any) -> int:
-  """Constructor check: `value` must be a positive Python int."""
-  if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-    raise ValueError(f"{owner}: {argument} must be a positive int, got "
-                     f"{value!r}.")
+def check_positive_int(owner: str, argument: str, value: Any) -> Any:
+  """Constructor check: `value` must be a positive int; returns it."""
+  arguments.check_positive_int(owner, argument, value)
   return value
 
 
