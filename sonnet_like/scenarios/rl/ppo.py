@@ -85,7 +85,10 @@ class PPO(on_policy.OnPolicy):
       of `num_envs * rollout_length` steps; one rollout is one engine step).
     num_envs: Environments stepped together.
     rollout_length: Steps per environment and rollout.
-    num_epochs: Passes over each rollout.
+    num_epochs: Passes over each rollout. 10 (Stable-Baselines3's default;
+      it was 4): on gymnasium's CartPole-v1 with Adam 3e-4 and 200k env
+      steps, 4 epochs ended at greedy returns 171, 500 and 500 (seeds 0-2,
+      20 episodes), 10 epochs at 500 on each seed.
     num_minibatches: Minibatches per pass (the rollout's
       `num_envs * rollout_length` steps, shuffled, split evenly; a remainder
       is left out of that pass).
@@ -121,7 +124,7 @@ class PPO(on_policy.OnPolicy):
   """
 
   def __init__(self, num_env_steps: int, *, num_envs: int = 8,
-               rollout_length: int = 128, num_epochs: int = 4,
+               rollout_length: int = 128, num_epochs: int = 10,
                num_minibatches: int = 4, gamma: float = 0.99,
                gae_lambda: float = 0.95, clip_ratio: float = 0.2,
                entropy_coef: float = 0.0, value_coef: float = 0.5,
