@@ -12,15 +12,18 @@ interleaved rounds, for N environments:
 Prints median environment steps per second and the ratios to (a).
 
 Part 2 (`--train`, minutes): PPO and SAC with their recipes
-(`snt.scenarios.PPO.recipe("Pendulum-v1")`, `SAC.recipe(...)`) on
-gymnasium's Pendulum-v1 and on the in-graph one, evaluating the greedy
-policy over 20 episodes every `--eval_every_steps` env steps and stopping at
-the first evaluation >= -200. Prints the wall time (tracing and evaluation
-included) and env steps to get there, and the gymnasium / in-graph ratio.
-Run it on an otherwise idle machine (2 cores here).
+(`snt.scenarios.PPO.recipe("Pendulum-v1")`, `SAC.recipe(...)`), each run
+whole on gymnasium's Pendulum-v1 and on the in-graph one (and with `--xla`
+in-graph under XLA), with the same settings, seeds and evaluation cadence
+(the greedy policy over 20 episodes every `--eval_every_steps` env steps,
+in an evaluation environment of the same kind). Prints each run's wall time
+(tracing and evaluation included), when it first reached -200, its curve,
+and the gymnasium / in-graph wall-time ratios (whole run, and to the first
+-200 when both got there). Run it on an otherwise idle machine (2 cores
+here).
 
     python benchmarks/bench_pendulum.py [--steps 1000] [--rounds 5]
-    python benchmarks/bench_pendulum.py --train [--seed 0]
+    python benchmarks/bench_pendulum.py --train [--seeds 0 1] [--xla]
 """
 
 import argparse
@@ -91,22 +94,25 @@ def env_steps(args):
           f"{rate['fn'] / rate['gym']:>6.1f}x", flush=True)
 
 
-class StopWhenSolved(snt.scenarios.Hook):
-  """Stops at the first evaluation >= SOLVED; records when."""
+class Curve(snt.scenarios.Hook):
+  """Records every evaluation: (seconds since `start`, env steps, return)."""
 
   def __init__(self, start, env_steps_per_step):
     self.start, self.per_step = start, env_steps_per_step
-    self.solved = None
+    self.points = []
 
   def eval_end(self, scenario, step, metrics):
-    if self.solved is None and metrics["return"] >= SOLVED:
-      self.solved = (time.perf_counter() - self.start, step * self.per_step,
-                     metrics["return"])
-      scenario.request_stop("solved")
+    self.points.append((time.perf_counter() - self.start,
+                        step * self.per_step, metrics["return"]))
+
+  @property
+  def solved(self):
+    """The first evaluation >= SOLVED, or None."""
+    return next((p for p in self.points if p[2] >= SOLVED), None)
 
 
-def time_to_solve(name, in_graph, seed, eval_every_steps):
-  """(seconds, env steps, return) at the first solved evaluation, or None."""
+def train_once(name, where, seed, eval_every_steps):
+  """One whole run of `name`'s recipe; returns (total seconds, Curve)."""
   scenario_type = getattr(snt.scenarios, name)
   recipe = scenario_type.recipe("Pendulum-v1")
   tf.random.set_seed(seed)
@@ -114,42 +120,51 @@ def time_to_solve(name, in_graph, seed, eval_every_steps):
   per_step = (num_envs * recipe.settings["rollout_length"] if name == "PPO"
               else num_envs)
   start = time.perf_counter()
-  hook = StopWhenSolved(start, per_step)
-  loop = dict(seed=seed, eval_episodes=20, progress=False, hooks=[hook],
-              eval_every=max(1, eval_every_steps // per_step))
+  curve = Curve(start, per_step)
+  loop = dict(seed=seed, eval_episodes=20, progress=False, hooks=[curve],
+              eval_every=max(1, eval_every_steps // per_step),
+              jit_compile=where == "in-graph XLA")
   if name == "SAC":
     loop["steps_per_call"] = 100
   scenario = recipe.scenario(**loop)
+  in_graph = where != "gymnasium"
   env = snt.envs.make("Pendulum-v1", num_envs=num_envs, seed=seed,
                       in_graph=in_graph)
   eval_env = snt.envs.make("Pendulum-v1", num_envs=20, seed=seed + 1,
                            in_graph=in_graph)
   actor, critic = recipe.networks()
-  history = scenario(actor, critic, recipe.optimizer(), env,
-                     eval_env=eval_env)
-  last = history.eval["return"][-1]
-  return hook.solved, time.perf_counter() - start, last
+  scenario(actor, critic, recipe.optimizer(), env, eval_env=eval_env)
+  return time.perf_counter() - start, curve
 
 
 def training(args):
-  print(f"Time to a greedy mean return >= {SOLVED:.0f} (20 episodes), "
-        f"seed {args.seed}")
-  for name in ("SAC", "PPO"):
-    results = {}
-    for in_graph in (False, True):
-      solved, seconds, last = time_to_solve(name, in_graph, args.seed,
-                                            args.eval_every_steps[name])
-      where = "in-graph" if in_graph else "gymnasium"
-      results[where] = solved
-      if solved:
-        print(f"{name:>4} {where:>9}: {solved[0]:7.1f} s, {solved[1]:>7,} "
-              f"env steps (return {solved[2]:.1f})", flush=True)
-      else:
-        print(f"{name:>4} {where:>9}: not solved within the recipe's steps "
-              f"({seconds:.0f} s; last return {last:.1f})", flush=True)
-    if all(results.values()):
-      print(f"{name:>4} gymnasium / in-graph wall time: "
-            f"{results['gymnasium'][0] / results['in-graph'][0]:.1f}x")
+  print(f"Whole recipe runs, greedy mean return over 20 episodes every "
+        f"{args.eval_every_steps} env steps (PPO) / {args.sac_eval_every} "
+        f"(SAC); seconds include tracing and evaluation.")
+  wheres = ["gymnasium", "in-graph"] + (["in-graph XLA"] if args.xla else [])
+  for name in args.scenarios:
+    every = args.eval_every_steps if name == "PPO" else args.sac_eval_every
+    for seed in args.seeds:
+      total = {}
+      solved = {}
+      for where in wheres:
+        seconds, curve = train_once(name, where, seed, every)
+        total[where], solved[where] = seconds, curve.solved
+        first = (f"first >= {SOLVED:.0f} at {curve.solved[1]:>7,} steps, "
+                 f"{curve.solved[0]:6.1f} s" if curve.solved
+                 else f"never >= {SOLVED:.0f}")
+        returns = " ".join(f"{p[2]:.0f}" for p in curve.points)
+        print(f"{name} seed {seed} {where:>12}: {seconds:6.1f} s in all, "
+              f"{first}; final {curve.points[-1][2]:.1f}; curve [{returns}]",
+              flush=True)
+      for where in wheres[1:]:
+        ratio = total["gymnasium"] / total[where]
+        line = (f"{name} seed {seed}: gymnasium / {where} wall time "
+                f"{ratio:.2f}x (whole run)")
+        if solved["gymnasium"] and solved[where]:
+          line += (f", {solved['gymnasium'][0] / solved[where][0]:.2f}x "
+                   f"(to the first >= {SOLVED:.0f})")
+        print(line, flush=True)
 
 
 def main():
@@ -158,10 +173,16 @@ def main():
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--num_envs", type=int, nargs="+", default=[1, 8, 64])
   parser.add_argument("--train", action="store_true")
-  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+  parser.add_argument("--scenarios", nargs="+", default=["PPO", "SAC"])
+  parser.add_argument("--eval_every_steps", type=int, default=16_384,
+                      help="PPO: env steps between evaluations")
+  parser.add_argument("--sac_eval_every", type=int, default=2_500,
+                      help="SAC: env steps between evaluations")
+  parser.add_argument("--xla", action="store_true",
+                      help="also train in-graph with jit_compile=True")
   args = parser.parse_args()
   if args.train:
-    args.eval_every_steps = {"PPO": 10_240, "SAC": 2_500}
     training(args)
   else:
     env_steps(args)

@@ -1,7 +1,7 @@
 """PPO on Pendulum-v1, on gymnasium or on the in-graph TensorFlow Pendulum.
 
 Trains with the documented recipe (`snt.scenarios.PPO.recipe`), evaluating
-the greedy policy every `--eval_every` steps, then
+the greedy policy every `--eval_every` rollouts, then
 prints the wall time and the greedy mean return over 20 episodes of
 gymnasium's Pendulum-v1 (-200 or better is solved here; random play gets
 about -1200). Acting afterwards: `ppo.act(observation)`.
@@ -29,7 +29,8 @@ class PrintEval(snt.scenarios.Hook):
     self.start = start
 
   def eval_end(self, scenario, step, metrics):
-    print(f"step {step}: greedy return {metrics['return']:.0f} "
+    env_steps = step * scenario.num_envs * scenario.rollout_length
+    print(f"env steps {env_steps:>7,}: greedy return {metrics['return']:.0f} "
           f"({time.perf_counter() - self.start:.0f} s)", flush=True)
 
 
@@ -45,8 +46,8 @@ def main(argv=None):
   parser.add_argument("--steps", type=int, default=200_000)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--in_graph", action="store_true")
-  parser.add_argument("--eval_every", type=int, default=10,
-                      help="rollouts (of 8 x 256 env steps)")
+  parser.add_argument("--eval_every", type=int, default=4,
+                      help="rollouts (of 4 x 1024 env steps)")
   args = parser.parse_args(argv)
   tf.random.set_seed(args.seed)
   recipe = snt.scenarios.PPO.recipe("Pendulum-v1")

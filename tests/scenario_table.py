@@ -205,6 +205,13 @@ def train_ppo(poison=False, bad_env=False, num_steps=12, **loop):
   return ppo
 
 
+def train_ppo_annealed(poison=False, bad_env=False, num_steps=12, **loop):
+  """PPO with its stateless options: the learning rate (a variable of the
+  Keras optimizer) annealed from the step, and the KL early stop."""
+  return train_ppo(poison, bad_env, num_steps,
+                   learning_rate_schedule="linear", target_kl=0.0005, **loop)
+
+
 def train_dqn(poison=False, bad_env=False, num_steps=12, **loop):
   tf.random.set_seed(0)
   dqn = snt.scenarios.DQN(num_env_steps=num_steps * 4, num_envs=4,
@@ -310,6 +317,9 @@ ROWS = [
         lambda: train_reinforce(bad_env=True, progress=False),
         _bad_reward("REINFORCE"), multi_replica=False),
     Row("PPO", train_ppo, 12, lambda: train_ppo(bad_env=True, progress=False),
+        _bad_reward("PPO"), multi_replica=False),
+    Row("PPO+annealed", train_ppo_annealed, 12,
+        lambda: train_ppo_annealed(bad_env=True, progress=False),
         _bad_reward("PPO"), multi_replica=False),
     Row("DQN", train_dqn, 12, lambda: train_dqn(bad_env=True, progress=False),
         _bad_reward("DQN"), multi_replica=False),

@@ -12,6 +12,7 @@ import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.core import utils
 from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import schedules
 from tests import rl_toys
 
 
@@ -77,7 +78,8 @@ def guess_run():
   ppo = snt.scenarios.PPO(num_env_steps=4_000, num_envs=8, rollout_length=25,
                           num_epochs=2, num_minibatches=2, eval_every=4,
                           eval_episodes=32, steps_per_call=3, log_every=2,
-                          progress=False, jit_compile=True)
+                          progress=False, jit_compile=True,
+                          learning_rate_schedule="linear")
   # Zero weights: the untrained greedy policy always picks 0 and returns
   # 2.5, like a random one.
   actor = snt.Linear(2, w_init=snt.initializers.Zeros(), name="actor")
@@ -105,6 +107,10 @@ def test_rollout_and_update_are_one_compiled_call(guess_run):
   assert env.python_steps == 2
   assert ppo.train_function.experimental_get_tracing_count() == 1
   assert history.train["env_steps"][-1] == 4_000
+  # Annealed rollout by rollout inside the compiled calls (of 2 rollouts,
+  # cut at the logs): rollout t gets 0.05 * (1 - t / 20).
+  np.testing.assert_allclose(history.train["learning_rate"],
+                             0.05 * (1 - np.arange(1, 20, 2) / 20), rtol=1e-5)
 
 
 def test_logs(guess_run):
@@ -161,6 +167,16 @@ def test_bad_arguments_are_refused():
     snt.scenarios.PPO(100, clip_ratio=-0.1)
   with pytest.raises(ValueError, match="normalize_advantages must be a bool"):
     snt.scenarios.PPO(100, normalize_advantages="yes")
+  with pytest.raises(ValueError, match="PPO: target_kl must be positive or "
+                     "None, got -1."):
+    snt.scenarios.PPO(100, target_kl=-1)
+  with pytest.raises(ValueError, match="PPO: target_kl must be positive or "
+                     "None, got True."):
+    snt.scenarios.PPO(100, target_kl=True)
+  with pytest.raises(ValueError, match="PPO: learning_rate_schedule must be "
+                     "None, \"linear\" or a schedules.Schedule .*, got "
+                     "'cosine'."):
+    snt.scenarios.PPO(100, learning_rate_schedule="cosine")
   strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
   with pytest.raises(ValueError, match="PPO: RL scenarios run under the "
                      "default strategy only, got MirroredStrategy with 2"):
@@ -185,6 +201,14 @@ def test_bad_call_arguments_are_refused():
     ppo(*_nets(), "adam", rl_toys.Guess(4))
   with pytest.raises(TypeError, match="PPO: actor must be a module"):
     ppo(lambda x: x, snt.Linear(1), optimizer, rl_toys.Guess(4))
+  annealing = snt.scenarios.PPO(100, num_envs=4, rollout_length=5,
+                                learning_rate_schedule="linear",
+                                progress=False)
+  decaying = keras.optimizers.Adam(
+      keras.optimizers.schedules.ExponentialDecay(0.1, 10, 0.5))
+  with pytest.raises(ValueError, match="PPO: learning_rate_schedule needs an "
+                     "optimizer whose learning rate can be set"):
+    annealing(*_nets(), decaying, rl_toys.Guess(4))
   evaluating = snt.scenarios.PPO(100, num_envs=4, rollout_length=5,
                                  eval_every=2, progress=False)
   with pytest.raises(ValueError, match="PPO: evaluation \\(eval_every=2\\) "
@@ -276,3 +300,71 @@ def test_normalised_run_resumes_bitwise_and_exports_what_act_does(tmp_path):
   np.testing.assert_allclose(exported["action"], whole.act(observations),
                              rtol=1e-5, atol=1e-6)
   assert whole.act(observations[0]).shape == [1]
+
+
+# ---- learning_rate_schedule and target_kl ----
+
+def _guess_ppo(num_env_steps=2_000, **settings):
+  tf.random.set_seed(0)
+  settings = dict(dict(num_env_steps=num_env_steps, num_envs=8,
+                       rollout_length=25, num_epochs=2, num_minibatches=2,
+                       progress=False, seed=1), **settings)
+  return snt.scenarios.PPO(**settings)
+
+
+def test_linear_schedule_anneals_the_rate_step_by_step_within_calls():
+  # 10 rollouts, 5 per compiled call: the rate of rollout t (0-based) is
+  # 0.05 * (1 - t / 10); the logs are those of rollouts 4 and 9. (Under
+  # XLA: the guess_run fixture.)
+  ppo = _guess_ppo(learning_rate_schedule="linear", steps_per_call=5,
+                   log_every=5)
+  optimizer = keras.optimizers.Adam(0.05)
+  history = ppo(*_nets(), optimizer, rl_toys.Guess(8))
+  assert ppo.step == 10
+  np.testing.assert_allclose(history.train["learning_rate"], [0.03, 0.005],
+                             rtol=1e-5)
+  np.testing.assert_allclose(float(optimizer.learning_rate), 0.005, rtol=1e-5)
+
+
+def test_a_zero_schedule_leaves_the_weights_as_they_were():
+  # Would fail if the schedule did not reach the optimizer (Sonnet's Adam,
+  # whose rate is a Python number).
+  ppo = _guess_ppo(learning_rate_schedule=schedules.ConstantSchedule(0.0))
+  zeros = snt.initializers.Zeros()
+  actor = snt.Linear(2, w_init=zeros, name="actor")
+  critic = snt.Linear(1, w_init=zeros, name="critic")
+  optimizer = snt.optimizers.Adam(0.05)
+  history = ppo(actor, critic, optimizer, rl_toys.Guess(8))
+  for variable in actor.variables + critic.variables:
+    np.testing.assert_array_equal(variable.numpy(), 0.0)
+  assert optimizer.learning_rate == 0.05
+  assert history.train["learning_rate"][-1] == 0.0
+
+
+def test_target_kl_stops_a_rollouts_epochs_early():
+  # The first minibatch of a rollout is measured before any update (KL 0);
+  # after one update at rate 0.05 the KL exceeds 1e-9: 2 of the 4 updates.
+  history = _guess_ppo(target_kl=1e-9, log_every=1)(
+      *_nets(), keras.optimizers.Adam(0.05), rl_toys.Guess(8))
+  assert set(history.train["updates"]) == {2.0}
+  history = _guess_ppo(log_every=1)(*_nets(), keras.optimizers.Adam(0.05),
+                                    rl_toys.Guess(8))
+  assert set(history.train["updates"]) == {4.0}
+
+
+def test_ppo_learns_continuous_guess_with_both_options_and_float16():
+  env = snt.envs.Guess(8, continuous=True)
+  eval_env = snt.envs.Guess(32, seed=1, continuous=True)
+  ppo = _guess_ppo(num_env_steps=6_000, learning_rate_schedule="linear",
+                   target_kl=0.05, eval_every=15, eval_episodes=32,
+                   steps_per_call=5, precision="mixed_float16",
+                   log_std_init=-0.5)
+  actor = snt.nets.MLP([16, 1], name="actor")
+  untrained = episodes.EpisodeRunner(
+      eval_env, lambda obs: tf.clip_by_value(actor(obs), -1.0, 1.0),
+      32)(seed=0)["return"].mean()
+  history = ppo(actor, snt.nets.MLP([16, 1], name="critic"),
+                snt.optimizers.Adam(0.01), env, eval_env=eval_env)
+  # Acting on 0 gets 0.75 a step (3.75 an episode), the sign 1 (5).
+  assert untrained < 4.2
+  assert history.eval["return"][-1] > 4.7, history.eval["return"]
