@@ -474,8 +474,8 @@ class Scenario:
 
   @property
   def updates_per_step(self) -> int:
-    """Optimizer updates one step makes: 1 unless a scenario says more (a
-    GAN's `n_critic + 1`, PPO's epochs times minibatches). With
+    """How many optimizer updates one step makes; 1 unless a scenario says
+    more (a GAN's `n_critic + 1`, PPO's epochs times minibatches). With
     `steps_per_call` it decides how `nonfinite_check="auto"` checks."""
     return 1
 
