@@ -152,13 +152,14 @@ def test_gradients_not_from_self_gradients_are_an_error_under_float16():
 
 
 def test_a_model_left_in_float32_is_named_in_a_warning():
+  keras.utils.set_random_seed(0)  # Keras draws the Dense's initial kernel.
   keras_model = keras.Sequential([keras.Input([6]), keras.layers.Dense(2)],
                                  name="keras_head")
   with pytest.warns(UserWarning, match=r"^Supervised: precision="
                     r"'mixed_bfloat16', but .*'keras_head' computes in "
                     "float32: it is a Keras"):
-    _, history, _ = _train("mixed_bfloat16", num_steps=20, model=keras_model)
-  assert history.eval["accuracy"][-1] > 0.7  # Trains, in float32.
+    _, history, _ = _train("mixed_bfloat16", num_steps=60, model=keras_model)
+  assert history.eval["accuracy"][-1] > 0.8  # Trains, in float32.
 
   class RawVariables(tf.Module):
     def __init__(self):
