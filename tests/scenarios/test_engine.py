@@ -9,6 +9,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.scenarios import engine
+from tests import optimizer_common
 
 
 def _data(n=64):
@@ -349,3 +350,19 @@ def test_per_call_check_undoes_the_call_a_finite_loss_hid(zero_batch, step,
   _, _, error = _train_sqrt(zero_batch, steps_per_call=4,
                             nonfinite_check="step")
   assert error.step == zero_batch
+
+
+def test_per_call_check_undoes_the_call_under_a_mirrored_strategy():
+  strategy = optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
+  with strategy.scope():  # The model's variable is made in __init__.
+    train, model, error = _train_sqrt(5, steps_per_call=4,
+                                      nonfinite_check="call",
+                                      strategy=strategy)
+  assert train.strategy.num_replicas_in_sync == 2
+  assert error is not None and error.step == 6
+  assert train.step == 4
+  # The two replicas' gradients sum in another order: last bits only.
+  _, reference, _ = _train_sqrt(5, num_steps=4)
+  np.testing.assert_allclose(model.w.numpy(), reference.w.numpy(),
+                             rtol=1e-6)
+  assert np.isfinite(model.w.numpy()).all()
