@@ -6,9 +6,9 @@ by global norm and applies them with either kind of optimizer. Its finiteness
 verdict is recorded so the engine can stop or skip exactly at that step.
 With the per-call check (`nonfinite_check="call"`) it applies the update
 unconditionally and checks only the loss (and the clipping norm), and
-`CallRollback` checks the whole state once at the end of each compiled call
-and undoes the call if anything went non-finite: no reduction per gradient
-and no condition between the backward pass and the update.
+`CallRollback` checks the updated weights and slots once at the end of each
+compiled call and undoes the call if any went non-finite: no reduction per
+gradient and no condition between the backward pass and the update.
 `TracedLoop` owns the step and skip counters and compiles a scenario's
 `next_inputs` + `train_step` into one `tf.function` (`make_train_function`)
 that runs up to K steps per call in a `tf.while_loop`. Under
@@ -312,21 +312,10 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
     losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
               for x in losses]
-  if deferred:
-    if clip_norm is None:
-      verdict = all_finite(losses)
-    else:
-      grads, norm = clip_by_global_norm(grads, clip_norm)
-      verdict = all_finite([norm] + losses)
-    if recorder is not None:
-      recorder.record(verdict, loss)
-    if replicas > 1 and hasattr(optimizer, "apply_gradients"):
-      grads = [g / replicas for g in grads]  # Keras sums them again.
-    apply_to_optimizer(optimizer, grads, variables)
-    return verdict
   if loss_scale is None:
     if clip_norm is None:
-      ok = all_finite(list(grads) + losses)
+      # Deferred: the gradients are checked through the state they leave.
+      ok = all_finite(losses if deferred else list(grads) + losses)
     else:  # The global norm doubles as the check: no reduction of its own.
       grads, norm = clip_by_global_norm(grads, clip_norm)
       ok = all_finite([norm] + losses)
@@ -347,13 +336,14 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
   if recorder is not None:
     recorder.record(verdict, loss)
 
-  if replicas > 1:
+  if replicas > 1 and not deferred:
     # The optimizer synchronises (merge_call) inside its update, which cannot
     # sit inside tf.cond: a non-finite update is zeroed instead of dropped.
     grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
-    if hasattr(optimizer, "apply_gradients"):
-      # Keras sums the gradients over replicas again: hand it each share.
-      grads = [g / replicas for g in grads]
+  if replicas > 1 and hasattr(optimizer, "apply_gradients"):
+    # Keras sums the gradients over replicas again: hand it each share.
+    grads = [g / replicas for g in grads]
+  if deferred or replicas > 1:
     apply_to_optimizer(optimizer, grads, variables)
     return verdict
 
