@@ -15,9 +15,11 @@ for two configurations: a non-saturating GAN (n_critic=1) and WGAN-GP
 interleaved rounds. Tracing and the first call are timed apart from the
 steady-state speed. Prints median steps/s and the ratio (b)/(a).
 `--hidden 1024` makes both networks compute-bound (two hidden layers of
-that width).
+that width). `--configs`, `--ks` and `--checks` narrow or widen the grid;
+each `--checks` value (the scenario's `nonfinite_check`) is a contender.
 
     python benchmarks/bench_gan.py [--steps 2000] [--rounds 5] [--hidden 128]
+        [--configs non-saturating wgan-gp] [--ks 1 50] [--checks auto]
 """
 
 import argparse
@@ -44,8 +46,7 @@ BATCH, LATENT = 256, 16
 CONFIGS = {
     "non-saturating": dict(loss="non_saturating", n_critic=1,
                            gradient_penalty=0.0),
-    "WGAN-GP n_critic=5": dict(loss="wasserstein", n_critic=5,
-                               gradient_penalty=10.0),
+    "wgan-gp": dict(loss="wasserstein", n_critic=5, gradient_penalty=10.0),
 }
 
 
@@ -95,13 +96,14 @@ def handwritten(data, config, steps, k, hidden):
   return _timing.time_calls(train, steps, k)
 
 
-def scenario(data, config, steps, k, hidden):
+def scenario(data, config, steps, k, hidden, check="auto"):
   clock = _timing.StepClock()
   generator, discriminator = _nets(hidden)
   gan = snt.scenarios.GAN(num_steps=steps, batch_size=BATCH,
                           latent_size=LATENT, steps_per_call=k,
                           log_every=steps, progress=False,
-                          catch_signals=False, hooks=[clock], **config)
+                          catch_signals=False, hooks=[clock],
+                          nonfinite_check=check, **config)
   start = time.perf_counter()
   gan(generator, discriminator, keras.optimizers.Adam(1e-4),
       keras.optimizers.Adam(1e-4), data)
@@ -113,31 +115,42 @@ def main():
   parser.add_argument("--steps", type=int, default=2000)
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--hidden", type=int, default=128)
+  parser.add_argument("--configs", nargs="+", choices=list(CONFIGS),
+                      default=list(CONFIGS))
+  parser.add_argument("--ks", nargs="+", type=int, default=[1, 50])
+  parser.add_argument("--checks", nargs="+", default=["auto"],
+                      choices=["auto", "step", "call"])
   args = parser.parse_args()
   data = gan_eval.mixture("ring", 20_000).samples
-  contenders = []
-  for name, config in CONFIGS.items():
-    for k in (1, 50):
+  contenders, baseline = [], {}
+  for name in args.configs:
+    config = CONFIGS[name]
+    for k in args.ks:
       # Generator steps: a whole number of calls, at least 4 of them.
       steps = max(args.steps // config["n_critic"] // k, 4) * k
-      contenders.append((f"hand-written {name} K={k}", (handwritten, config,
-                                                        steps, k)))
-      contenders.append((f"GAN          {name} K={k}", (scenario, config,
-                                                        steps, k)))
+      hand = f"hand-written {name} K={k}"
+      contenders.append((hand, lambda c=config, s=steps, k=k: handwritten(
+          data, c, s, k, args.hidden)))
+      for check in args.checks:
+        label = f"GAN ({check}) {name} K={k}"
+        baseline[label] = hand
+        contenders.append((label, lambda c=config, s=steps, k=k, x=check:
+                           scenario(data, c, s, k, args.hidden, x)))
   results = {name: [] for name, _ in contenders}
   for r in range(args.rounds):
     order = contenders if r % 2 == 0 else contenders[::-1]
-    for name, (fn, config, steps, k) in order:
-      results[name].append(fn(data, config, steps, k, args.hidden))
+    for name, run in order:
+      results[name].append(run())
     print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
   speed = {n: statistics.median(s for _, s in v) for n, v in results.items()}
   setup = {n: statistics.median(t for t, _ in v) for n, v in results.items()}
-  print(f"MLPs with two hidden layers of {args.hidden}, batch {BATCH}")
+  print(f"MLPs with two hidden layers of {args.hidden}, batch {BATCH}; "
+        f"medians of {args.rounds} rounds; (check) = nonfinite_check")
   print(f"{'':38s} {'steps/s':>9s} {'trace+1st call':>15s} "
         f"{'vs hand-written':>16s}")
   for name in results:
-    base = speed[name.replace("GAN         ", "hand-written")]
-    print(f"{name:38s} {speed[name]:9.1f} {setup[name]:14.2f}s "
+    base = speed[baseline.get(name, name)]
+    print(f"{name:38s} {speed[name]:9.2f} {setup[name]:14.2f}s "
           f"{speed[name] / base:15.2f}x")
 
 

@@ -3,6 +3,7 @@ bitwise resume after SIGKILL, SIGTERM save-and-exit, NaN raise and skip,
 mirrored over two logical CPUs equal to one device (or refused, for RL),
 and bad data named."""
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -27,6 +28,54 @@ _SAVE_EVERY = 4
 
 def _saving(save_dir):
   return dict(_SETTINGS, save_dir=str(save_dir), save_every=_SAVE_EVERY)
+
+
+class _Uninterrupted:
+  """Each row trained once without interruption (`_SETTINGS`): its
+  `state_arrays` and `model_arrays`, which the SIGTERM, SIGKILL and mirrored
+  tests compare with.
+
+  Computed once per test session, also across pytest-xdist workers: the
+  first worker to need a row trains it under a file lock and leaves the
+  arrays in a folder every worker of the session shares; the others wait
+  for the lock and load them. (The SIGKILL test already relies on two
+  processes computing a run bit for bit alike.)
+  """
+
+  def __init__(self, folder):
+    self.folder = folder
+    self.folder.mkdir(exist_ok=True)
+
+  def _arrays(self, row, kind):
+    path = self.folder / f"{row.name}.npz"
+    with open(self.folder / f"{row.name}.lock", "w") as lock:
+      fcntl.flock(lock, fcntl.LOCK_EX)
+      if not path.exists():
+        scenario = scenario_table.train(row, **_SETTINGS)
+        arrays = {f"state_{i:03d}": a for i, a in
+                  enumerate(scenario_table.state_arrays(scenario))}
+        arrays.update({f"model_{i:03d}": a for i, a in
+                       enumerate(scenario_table.model_arrays(scenario))})
+        partial = self.folder / f"{row.name}.partial.npz"
+        np.savez(partial, **arrays)
+        os.replace(partial, path)
+    with np.load(path) as saved:
+      return [saved[key] for key in sorted(saved.files)
+              if key.startswith(kind)]
+
+  def state(self, row):
+    return self._arrays(row, "state_")
+
+  def model(self, row):
+    return self._arrays(row, "model_")
+
+
+@pytest.fixture(scope="session")
+def uninterrupted(tmp_path_factory):
+  base = tmp_path_factory.getbasetemp()
+  if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp/popen-gwN: share.
+    base = base.parent
+  return _Uninterrupted(base / "scenario_table_uninterrupted")
 
 
 def _assert_equal(expected, got):
@@ -111,8 +160,8 @@ class _Terminate(snt.scenarios.Hook):
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_sigterm_saves_exits_143_and_the_rerun_ends_the_same(row, tmp_path):
-  whole = scenario_table.state_arrays(scenario_table.train(row, **_SETTINGS))
+def test_sigterm_saves_exits_143_and_the_rerun_ends_the_same(row, tmp_path,
+                                                           uninterrupted):
   save_dir = str(tmp_path / "run")
   with pytest.raises(SystemExit) as exited:
     scenario_table.train(row, hooks=[_Terminate(6)], **_saving(save_dir))
@@ -122,18 +171,18 @@ def test_sigterm_saves_exits_143_and_the_rerun_ends_the_same(row, tmp_path):
   resumed = scenario_table.train(row, **_saving(save_dir))
   assert resumed.step == row.num_steps
   assert resumed.history.stop_reason == "done"
-  _assert_equal(whole, scenario_table.state_arrays(resumed))
+  _assert_equal(uninterrupted.state(row), scenario_table.state_arrays(resumed))
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_mirrored_over_two_cpus_matches_one_device(row):
+def test_mirrored_over_two_cpus_matches_one_device(row, uninterrupted):
   strategy = optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
   if not row.multi_replica:
     with pytest.raises(ValueError, match=f"^{row.owner}[: ].*default strategy "
                        "only, got MirroredStrategy with 2"):
       scenario_table.train(row, strategy=strategy)
     return
-  one = scenario_table.model_arrays(scenario_table.train(row, **_SETTINGS))
+  one = uninterrupted.model(row)
   mirrored = scenario_table.train(row, strategy=strategy, **_SETTINGS)
   assert mirrored.strategy.num_replicas_in_sync == 2
   both = scenario_table.model_arrays(mirrored)
@@ -169,7 +218,7 @@ _KILLED_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_killed_run_resumes_bitwise(row, tmp_path, capfd):
+def test_killed_run_resumes_bitwise(row, tmp_path, capfd, uninterrupted):
   # A process of its own, killed at step 6, between the checkpoint of step
   # 4 and that of step 8: steps 5 and 6 are lost with it, and its lock file
   # is left behind.
@@ -193,6 +242,4 @@ def test_killed_run_resumes_bitwise(row, tmp_path, capfd):
   assert f"{row.owner}: resuming from" in err
   assert (f"{row.owner}: took over the lock of save_dir {save_dir} "
           f"from process {killed.pid} on host") in err
-  whole = scenario_table.train(row, **_SETTINGS)
-  _assert_equal(scenario_table.state_arrays(whole),
-                scenario_table.state_arrays(resumed))
+  _assert_equal(uninterrupted.state(row), scenario_table.state_arrays(resumed))
