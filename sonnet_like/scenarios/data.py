@@ -137,6 +137,20 @@ def as_dataset(owner: str, argument: str, data: Data) -> tuple[
   return tf.data.Dataset.from_tensor_slices(arrays), False
 
 
+def _fixed(dataset: tf.data.Dataset) -> tf.data.Dataset:
+  """`dataset` without tf.data's autotuning.
+
+  The pipelines built here from arrays have no parameter to tune (fixed
+  batch and prefetch sizes, no parallel map), and with autotuning on,
+  deleting one of their iterators could block for seconds to minutes on a
+  loaded machine (TF 2.21; seen in the test suite and reproduced alone).
+  A dataset the user gives keeps its options.
+  """
+  options = tf.data.Options()
+  options.autotune.enabled = False
+  return dataset.with_options(options)
+
+
 def _examples(dataset: tf.data.Dataset) -> int:
   return int(dataset.cardinality())
 
@@ -162,7 +176,7 @@ def training_dataset(owner: str, argument: str, data: Data, batch_size: int,
     if shuffle:
       dataset = dataset.shuffle(size, seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat().batch(batch_size, drop_remainder=True)
-    dataset = dataset.prefetch(2)
+    dataset = _fixed(dataset.prefetch(2))
   else:
     if _examples(dataset) == 0:
       raise ValueError(f"{owner}: {argument} is an empty dataset; it needs "
@@ -188,7 +202,7 @@ def eval_dataset(owner: str, argument: str, data: Data, batch_size: int,
     raise ValueError(f"{owner}: {argument} is empty; it needs at least one "
                      "example.")
   if not batched:
-    dataset = dataset.batch(batch_size)
+    dataset = _fixed(dataset.batch(batch_size))
   check_spec(owner, argument, dataset.element_spec)
   if check is not None:
     check(dataset.element_spec)

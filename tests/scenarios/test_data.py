@@ -28,6 +28,18 @@ def test_eval_dataset_keeps_the_short_last_batch():
   assert sizes == [4, 4, 2]
 
 
+def test_pipelines_built_from_arrays_run_without_autotuning():
+  # Their iterators' deletion could block for minutes with it (data._fixed).
+  for dataset in (data.training_dataset("S", "d", _arrays(), 4, 7),
+                  data.eval_dataset("S", "d", _arrays(), 4)):
+    assert dataset.options().autotune.enabled is False
+  # A dataset the user built keeps TensorFlow's default.
+  given = tf.data.Dataset.from_tensor_slices(_arrays()).batch(4)
+  for dataset in (data.training_dataset("S", "d", given, 4, 7),
+                  data.eval_dataset("S", "d", given, 4)):
+    assert dataset.options().autotune.enabled is None
+
+
 def test_bad_data_is_one_error_naming_scenario_and_argument():
   def error(data_, kind=ValueError):
     with pytest.raises(kind) as info:
