@@ -143,7 +143,7 @@ def _fixed(dataset: tf.data.Dataset) -> tf.data.Dataset:
   The pipelines built here from arrays have no parameter to tune (fixed
   batch and prefetch sizes, no parallel map), and with autotuning on,
   deleting one of their iterators could block for seconds to minutes on a
-  loaded machine (TF 2.21; seen in the test suite and reproduced alone).
+  loaded machine (TF 2.21; seen in the test suite, and in a small script).
   A dataset the user gives keeps its options.
   """
   options = tf.data.Options()
