@@ -137,7 +137,7 @@ def as_dataset(owner: str, argument: str, data: Data) -> tuple[
   return tf.data.Dataset.from_tensor_slices(arrays), False
 
 
-def _fixed(dataset: tf.data.Dataset) -> tf.data.Dataset:
+def _without_autotuning(dataset: tf.data.Dataset) -> tf.data.Dataset:
   """`dataset` without tf.data's autotuning.
 
   The pipelines built here from arrays have no parameter to tune (fixed
@@ -176,7 +176,7 @@ def training_dataset(owner: str, argument: str, data: Data, batch_size: int,
     if shuffle:
       dataset = dataset.shuffle(size, seed=seed, reshuffle_each_iteration=True)
     dataset = dataset.repeat().batch(batch_size, drop_remainder=True)
-    dataset = _fixed(dataset.prefetch(2))
+    dataset = _without_autotuning(dataset.prefetch(2))
   else:
     if _examples(dataset) == 0:
       raise ValueError(f"{owner}: {argument} is an empty dataset; it needs "
@@ -202,7 +202,7 @@ def eval_dataset(owner: str, argument: str, data: Data, batch_size: int,
     raise ValueError(f"{owner}: {argument} is empty; it needs at least one "
                      "example.")
   if not batched:
-    dataset = _fixed(dataset.batch(batch_size))
+    dataset = _without_autotuning(dataset.batch(batch_size))
   check_spec(owner, argument, dataset.element_spec)
   if check is not None:
     check(dataset.element_spec)
