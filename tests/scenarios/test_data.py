@@ -29,7 +29,7 @@ def test_eval_dataset_keeps_the_short_last_batch():
 
 
 def test_pipelines_built_from_arrays_run_without_autotuning():
-  # Their iterators' deletion could block for minutes with it (data._without_autotuning).
+  # Deleting their iterators could block for minutes with it.
   for dataset in (data.training_dataset("S", "d", _arrays(), 4, 7),
                   data.eval_dataset("S", "d", _arrays(), 4)):
     assert dataset.options().autotune.enabled is False
