@@ -31,12 +31,14 @@ joined by "_"), list and tuple entries `<name>_<index>`.
 import dataclasses
 import os
 import re
-import shutil
 import tempfile
+import uuid
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import tensorflow as tf
+
+from sonnet_like.core import files
 
 INPUT_ERROR = (
     "{owner}: inputs must be tf.TensorSpecs, example arrays or tensors, or a "
@@ -171,35 +173,56 @@ def named_outputs(owner: str, signature: str, outputs: Any,
 
 
 def _check_directory(owner: str, directory: str) -> None:
-  if not os.path.exists(directory):
+  files.check_scheme(owner, "directory", directory)
+  if not files.exists(directory):
     return
-  if not os.path.isdir(directory) or (
-      os.listdir(directory) and
-      not os.path.exists(os.path.join(directory, "saved_model.pb"))):
+  if not files.isdir(directory) or (
+      files.listdir(directory) and
+      not files.exists(files.join(directory, "saved_model.pb"))):
     raise ValueError(NOT_AN_EXPORT_ERROR.format(owner=owner,
                                                 directory=directory))
 
 
 def _write(root: tf.Module, directory: str, signatures: dict[str, Any]) -> None:
-  """Saves into a fresh folder beside `directory`, then swaps it in.
+  """Saves into a fresh folder beside `directory`, then puts it in place.
 
-  A reader never sees half an export, and a failed save leaves the earlier
-  export as it was.
+  A failed save leaves the earlier export as it was. Locally the new folder
+  is swapped in by renames, so a reader never sees half an export. Object
+  stores cannot rename a folder: the earlier export is deleted and the new
+  files are moved in, `saved_model.pb` last, so a reader that waits for it
+  sees a whole export.
   """
-  parent = os.path.dirname(os.path.abspath(directory))
-  os.makedirs(parent, exist_ok=True)
-  fresh = tempfile.mkdtemp(prefix=".export-", dir=parent)
+  parent = files.parent(directory)
+  files.makedirs(parent)
+  if files.is_local(directory):
+    fresh = tempfile.mkdtemp(prefix=".export-", dir=parent)
+  else:
+    fresh = files.join(parent, f".export-{uuid.uuid4().hex}")
   old = None
   try:
     tf.saved_model.save(root, fresh, signatures=signatures)
-    if os.path.exists(directory):
+    if not files.is_local(directory):
+      files.rmtree(directory)
+      _move_saved_model(fresh, directory)
+      return
+    if files.exists(directory):
       old = fresh + "-old"
       os.rename(directory, old)
     os.rename(fresh, directory)
   finally:
     for path in (fresh, old):
-      if path and os.path.exists(path):
-        shutil.rmtree(path, ignore_errors=True)
+      if path:
+        files.rmtree(path)
+
+
+def _move_saved_model(source: str, target: str) -> None:
+  """Moves a SavedModel's files (not folders) into `target`, the graph last."""
+  graph = "saved_model.pb"
+  files.makedirs(target)
+  for name in files.listdir(source):
+    if name != graph:
+      files.move(files.join(source, name), files.join(target, name))
+  files.move(files.join(source, graph), files.join(target, graph))
 
 
 def save(directory: str | os.PathLike, signatures: Mapping[str, Signature],
@@ -224,7 +247,7 @@ def save(directory: str | os.PathLike, signatures: Mapping[str, Signature],
   Returns:
     `directory` as a string.
   """
-  directory = os.fspath(directory)
+  directory = files.normalized(directory)
   if not signatures:
     raise ValueError(f"{owner}: signatures must name at least one "
                      "Signature, got none.")

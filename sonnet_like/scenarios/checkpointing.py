@@ -4,7 +4,8 @@
 the rule that a `save_dir` never loses a run:
 
 - Before anything is written the folder is checked (a folder, or creatable,
-  and writable) and locked (`run_dir.FolderLock`): one writer at a time.
+  and writable) and locked (`run_dir.lock`: `flock` locally, a lease on cloud storage): one
+  writer at a time.
 - `restore` scans the checkpoint data files themselves, not only the small
   `checkpoint` index, and restores the newest checkpoint that reads. Newer
   ones that do not read are moved into `save_dir/unreadable-<time>/` (with a
@@ -26,13 +27,13 @@ lock; the others write to a scratch folder that is deleted straight away.
 import collections.abc
 import os
 import re
-import shutil
 import sys
 from typing import Any, Callable
 
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
+from sonnet_like.core import files
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import run_dir
 
@@ -116,17 +117,27 @@ def _first_line(error: Exception) -> str:
 
 def unreadable_reason(path: str) -> str | None:
   """Why the checkpoint at `path` (a prefix) cannot be read, or None."""
-  if not os.path.exists(path + ".index"):
+  if not files.exists(path + ".index"):
     return (f"its index file {os.path.basename(path)}.index is missing (a "
             "save cut short?)")
   try:
-    reader = tf.train.load_checkpoint(path)
+    reader = _reader(path)
     for name, dtype in reader.get_variable_to_dtype_map().items():
       if dtype != tf.variant:  # Iterator states; checked by the restore.
         reader.get_tensor(name)
   except Exception as error:  # The reader raises OpError, IndexError, ...  # pylint: disable=broad-except
     return _first_line(error)
   return None
+
+
+def _reader(path: str):
+  """A reader of the checkpoint at prefix `path`.
+
+  Not `tf.train.load_checkpoint`, which takes a path that `gfile.isdir`
+  accepts for a folder; on `ram://` a prefix is such a path (`ckpt-4` is a
+  prefix of `ckpt-4.index`).
+  """
+  return tf.compat.v1.train.NewCheckpointReader(path)
 
 
 def readable(path: str) -> bool:
@@ -140,9 +151,9 @@ def scan(directory: str) -> dict[int, list[str]]:
   The files themselves, whatever the `checkpoint` index says.
   """
   found: dict[int, list[str]] = {}
-  if not os.path.isdir(directory):
+  if not files.isdir(directory):
     return found
-  for name in sorted(os.listdir(directory)):
+  for name in files.listdir(directory):
     match = _DATA_FILE.match(name)
     if match:
       found.setdefault(int(match.group(1)), []).append(name)
@@ -244,7 +255,7 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
   and optional entries (`OPTIONAL_PREFIXES`) are not counted. Nothing is
   restored.
   """
-  reader = tf.train.load_checkpoint(path)
+  reader = _reader(path)
   try:
     serialized = reader.get_tensor(_OBJECT_GRAPH)
   except Exception:  # A name-based (TF1) checkpoint: nothing to compare.  # pylint: disable=broad-except
@@ -356,13 +367,13 @@ class Checkpointer:
       self._history_state = history_lib.HistoryState(history)
       named[HISTORY_NAME] = self._history_state
     self.checkpoint = tf.train.Checkpoint(**named)
-    self._write_dir = directory if self.chief else os.path.join(
+    self._write_dir = directory if self.chief else files.join(
         directory, ".scratch", _task_id(self._strategy))
     self._manager: tf.train.CheckpointManager | None = None
-    self._lock: run_dir.FolderLock | None = None
+    self._lock = None
     if self.chief:
       run_dir.check_folder(owner, directory)
-      self._lock = run_dir.FolderLock(owner, directory, say=self._say)
+      self._lock = run_dir.lock(owner, directory, say=self._say)
       self._lock.acquire()
       try:
         if restart:
@@ -384,7 +395,7 @@ class Checkpointer:
     return self._manager
 
   def _start_over(self) -> None:
-    names = sorted(n for n in os.listdir(self.directory) if RUN_FILES.match(n))
+    names = [n for n in files.listdir(self.directory) if RUN_FILES.match(n)]
     if not names:
       return
     moved = run_dir.move_aside(self.directory, names, "restart")
@@ -409,8 +420,8 @@ class Checkpointer:
     if self.restart and not self.chief:
       return None  # The chief moves the old run aside.
     steps = scan(self.directory)
-    index = os.path.join(self.directory, INDEX_FILE)
-    if not steps and not os.path.exists(index):
+    index = files.join(self.directory, INDEX_FILE)
+    if not steps and not files.exists(index):
       return None
     passed: list[tuple[int, str]] = []
     chosen = None
@@ -443,14 +454,14 @@ class Checkpointer:
     return path
 
   def _prefix(self, step: int) -> str:
-    return os.path.join(self.directory, f"{CHECKPOINT_NAME}-{step}")
+    return files.join(self.directory, f"{CHECKPOINT_NAME}-{step}")
 
   def _tidy(self, chosen: int, passed: list[tuple[int, str]],
             steps: dict[int, list[str]]) -> None:
     """Moves newer unreadable checkpoints aside and repairs the index."""
-    index = os.path.join(self.directory, INDEX_FILE)
+    index = files.join(self.directory, INDEX_FILE)
     state = tf.train.get_checkpoint_state(self.directory)
-    damaged_index = os.path.exists(index) and state is None
+    damaged_index = files.exists(index) and state is None
     moving = [name for step, _ in passed for name in steps[step]]
     if damaged_index:
       moving.append(INDEX_FILE)
@@ -474,13 +485,13 @@ class Checkpointer:
       names = names[-self.max_to_keep:]
     # Timestamps after `last_preserved_timestamp` keep them in the manager's
     # rotation (as if it had saved them), as max_to_keep asks.
-    times = [os.path.getmtime(os.path.join(self.directory, f"{n}.index"))
+    times = [files.mtime(files.join(self.directory, f"{n}.index"))
              for n in names]
     lines = [f'model_checkpoint_path: "{names[-1]}"'] + [
         f'all_model_checkpoint_paths: "{n}"' for n in names] + [
             f"all_model_checkpoint_timestamps: {t!r}" for t in times] + [
                 f"last_preserved_timestamp: {min(times) - 1.0!r}"]
-    run_dir.atomic_write(index, "\n".join(lines) + "\n")
+    files.write_atomic(index, "\n".join(lines) + "\n")
     if damaged_index or state is None:
       what = "damaged" if damaged_index else "missing"
     else:
@@ -495,8 +506,8 @@ class Checkpointer:
     """Saves as `ckpt-<step>` and returns the chief's path."""
     path = self.manager.save(checkpoint_number=step)
     if not self.chief:
-      shutil.rmtree(self._write_dir, ignore_errors=True)
-      return os.path.join(self.directory, os.path.basename(path))
+      files.rmtree(self._write_dir)
+      return files.join(self.directory, os.path.basename(path))
     return path
 
   def close(self) -> None:

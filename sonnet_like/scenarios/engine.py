@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import files
 from sonnet_like.core import utils
 from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import data as data_lib
@@ -304,7 +305,8 @@ class Scenario:
                         f"{hook!r}.")
     self.num_steps, self.steps_per_call = num_steps, steps_per_call
     self.eval_every, self.save_every = eval_every, save_every
-    self.save_dir, self.log_every = save_dir, log_every
+    self.save_dir = None if save_dir is None else files.normalized(save_dir)
+    self.log_every = log_every
     self.max_to_keep, self.jit_compile = max_to_keep, jit_compile
     self._strategy = strategy
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
@@ -312,7 +314,8 @@ class Scenario:
     self.catch_signals, self.restart = catch_signals, restart
     self.unused_variables = unused_variables
     self.nonfinite_check = nonfinite_check
-    self.export_dir = None if export_dir is None else os.fspath(export_dir)
+    self.export_dir = (None if export_dir is None
+                       else files.normalized(export_dir))
     if export_dir is not None and type(self).export is Scenario.export:
       raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
     self._warned_unused: set[tuple[str, ...]] = set()
@@ -596,7 +599,7 @@ class Scenario:
       made.append(progress.ProgressBar(disable=None if self.progress is None
                                        else False))
     if self.tensorboard and self.save_dir:
-      made.append(tensorboard.TensorBoard(os.path.join(self.save_dir, "logs"),
+      made.append(tensorboard.TensorBoard(files.join(self.save_dir, "logs"),
                                           self.log_every))
     return made + list(self.hooks)
 
@@ -644,8 +647,8 @@ class Scenario:
     Every worker exports, since reading distributed variables to save them
     may involve collectives; only the chief writes `export_dir`.
     """
-    if self.export_dir is None or (missing_only and os.path.exists(
-        os.path.join(self.export_dir, "saved_model.pb"))):
+    if self.export_dir is None or (missing_only and files.exists(
+        files.join(self.export_dir, "saved_model.pb"))):
       return
     if self.is_chief:
       path = self.export(self.export_dir)

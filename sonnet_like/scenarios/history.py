@@ -7,14 +7,13 @@ rebuilt from the checkpoint that is restored.
 """
 
 import json
-import os
 import time
 from typing import Any
 
 import tensorflow as tf
 
+from sonnet_like.core import files
 from sonnet_like.scenarios import hooks
-from sonnet_like.scenarios import run_dir
 
 DAMAGED_ERROR = (
     "{owner}: the history file {path} is damaged ({error}) and the "
@@ -78,14 +77,13 @@ class History(hooks.Hook):
 
   def save(self, directory: str) -> None:
     """Writes `directory/history.json` atomically (temp file and rename)."""
-    run_dir.atomic_write(os.path.join(directory, self.FILE),
-                         json.dumps(self.to_dict()))
+    files.write_atomic(files.join(directory, self.FILE),
+                       json.dumps(self.to_dict()))
 
   @classmethod
   def read(cls, path: str) -> dict[str, Any]:
     """The saved dict at `path`; `ValueError` naming the file if damaged."""
-    with open(path) as f:
-      text = f.read()
+    text = files.read_text(path)
     try:
       saved = json.loads(text)
     except ValueError as error:
@@ -102,8 +100,8 @@ class History(hooks.Hook):
     Raises:
       HistoryFileError: naming the file if it is damaged.
     """
-    path = os.path.join(directory, self.FILE)
-    if not os.path.exists(path):
+    path = files.join(directory, self.FILE)
+    if not files.exists(path):
       return
     try:
       saved = self.read(path)
@@ -135,9 +133,9 @@ class History(hooks.Hook):
     Raises:
       HistoryFileError: `history.json` is damaged and there is no copy.
     """
-    path = os.path.join(directory, self.FILE)
+    path = files.join(directory, self.FILE)
     saved, note = None, None
-    if os.path.exists(path):
+    if files.exists(path):
       try:
         saved = self.read(path)
       except ValueError as error:
@@ -147,9 +145,9 @@ class History(hooks.Hook):
               step=up_to_step)) from error
         moved = path
         if may_move:
-          moved = os.path.join(directory, f"{self.FILE}.damaged-"
-                               f"{time.strftime('%Y%m%d-%H%M%S')}")
-          os.replace(path, moved)
+          moved = files.join(directory, f"{self.FILE}.damaged-"
+                             f"{time.strftime('%Y%m%d-%H%M%S')}")
+          files.move(path, moved)
         note = REBUILT_MESSAGE.format(owner=owner, path=path,
                                       error=_cause(error), moved=moved)
     if in_checkpoint is not None:

@@ -1,4 +1,4 @@
-"""run_dir: folder checks, the lock (with real processes), atomic writes."""
+"""run_dir: folder checks, the lock (with real processes), moving aside."""
 
 import json
 import os
@@ -17,22 +17,23 @@ import tests
 
 ROOT = tests.ROOT
 
-# Loads run_dir.py alone (no TensorFlow), so a process starts in ~50 ms.
+# Loads folder_lock.py alone (no TensorFlow), so a process starts in ~50 ms.
 _HOLDER = textwrap.dedent("""
     import importlib.util, sys, time
     spec = importlib.util.spec_from_file_location(
-        "run_dir", {path!r})
-    run_dir = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_dir)
+        "folder_lock", {path!r})
+    folder_lock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(folder_lock)
     try:
-      lock = run_dir.FolderLock("Supervised", sys.argv[1]).acquire()
-    except run_dir.FolderLockedError as error:
+      lock = folder_lock.FolderLock("Supervised", sys.argv[1]).acquire()
+    except folder_lock.FolderLockedError as error:
       print(error, file=sys.stderr)
       sys.exit(3)
     print("LOCKED", flush=True)
     time.sleep(float(sys.argv[2]))
     lock.release()
-""").format(path=os.path.join(ROOT, "sonnet_like", "scenarios", "run_dir.py"))
+""").format(path=os.path.join(ROOT, "sonnet_like", "scenarios",
+                              "folder_lock.py"))
 
 
 def _start(folder, seconds):
@@ -170,13 +171,6 @@ def test_release_removes_the_file_and_allows_the_next(tmp_path):
   assert not lock.held and not (tmp_path / run_dir.LOCK_FILE).exists()
   with run_dir.FolderLock("Supervised", str(tmp_path)):
     pass
-
-
-def test_atomic_write_replaces_whole_and_leaves_no_temp(tmp_path):
-  path = str(tmp_path / "f.json")
-  run_dir.atomic_write(path, "old")
-  run_dir.atomic_write(path, "new")
-  assert open(path).read() == "new" and os.listdir(tmp_path) == ["f.json"]
 
 
 def test_move_aside_uses_a_fresh_folder(tmp_path):

@@ -22,6 +22,8 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import files
+
 MIXTURES = ("ring", "grid")
 
 
@@ -150,11 +152,10 @@ def write_png_grid(path: str, images: Any, columns: int = 10,
   raw = b"".join(b"\x00" + row.tobytes() for row in pixels)
   header = struct.pack(">IIBBBBB", pixels.shape[1], pixels.shape[0], 8, 0, 0,
                        0, 0)
-  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-  with open(path, "wb") as f:
-    f.write(b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) +
-            _png_chunk(b"IDAT", zlib.compress(raw, 9)) +
-            _png_chunk(b"IEND", b""))
+  files.makedirs(files.parent(path))
+  files.write_bytes(path, b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header) +
+                    _png_chunk(b"IDAT", zlib.compress(raw, 9)) +
+                    _png_chunk(b"IEND", b""))
   return path
 
 
@@ -212,7 +213,7 @@ class SampleGrid:
       samples = samples.reshape((len(samples),) + tuple(self.shape))
     if gan.is_chief:
       self.last_path = write_png_grid(
-          os.path.join(self.directory, f"samples_{gan.step}.png"), samples,
+          files.join(self.directory, f"samples_{gan.step}.png"), samples,
           self.columns, self.scale, self.value_range)
     return {}
 
