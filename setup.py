@@ -36,6 +36,8 @@ setuptools.setup(
                  "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2"],
         "examples": ["scikit-learn", "matplotlib", "gymnasium"],
         "rl": ["gymnasium"],
+        # s3:// save_dirs: tensorflow-io registers the file system.
+        "s3": ["tensorflow-io"],
         # docs/build.sh: Sphinx with Markdown guides and the Furo theme.
         "docs": ["sphinx>=7.2", "myst-parser>=2.0", "furo>=2023.9.10"],
     },
