@@ -44,6 +44,7 @@ from sonnet_like.core import arguments
 from sonnet_like.core import files
 from sonnet_like.core import utils
 from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios import cluster
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
@@ -204,7 +205,13 @@ class Scenario:
     hooks: Extra `Hook`s, run after the built-in ones.
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
-    catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C.
+    catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C. In a cluster
+      a SIGTERM to any worker stops every worker at the same step; each
+      saves and exits with code 143 ("restart me").
+    termination_watcher: A callable returning True once this machine is
+      about to be taken away (a platform's maintenance notice, as
+      TensorFlow's `TerminationConfig` takes); asked at each call boundary,
+      it stops the run as a SIGTERM does.
     export_dir: Write a SavedModel for serving here (`self.export`) when a
       run ends without a signal or error, after early stopping restored the
       best weights (also when a restart finds the run done and no export
@@ -253,6 +260,7 @@ class Scenario:
                seed: int = 0, hooks: Iterable[hooks_lib.Hook] = (),
                progress: bool | None = None, tensorboard: bool = True,
                catch_signals: bool = True, restart: bool = False,
+               termination_watcher: Callable[[], bool] | None = None,
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
                precision: str | precision_lib.Precision = "float32",
@@ -312,6 +320,11 @@ class Scenario:
     self.on_nonfinite, self.clip_norm, self.seed = on_nonfinite, clip_norm, seed
     self.hooks, self.progress, self.tensorboard = hooks, progress, tensorboard
     self.catch_signals, self.restart = catch_signals, restart
+    if termination_watcher is not None and not callable(termination_watcher):
+      raise TypeError(f"{owner}: termination_watcher must be a callable "
+                      f"returning a bool, or None, got "
+                      f"{termination_watcher!r}.")
+    self.termination_watcher = termination_watcher
     self.unused_variables = unused_variables
     self.nonfinite_check = nonfinite_check
     self.export_dir = (None if export_dir is None
@@ -733,24 +746,28 @@ class Scenario:
     state = [value for name, value in self._run_state().items()
              if name != "data"]  # The iterator cannot be rolled back.
     self.train_function = self._traced.compile(self, state)
-    with signals.catch_stop_signals(self.catch_signals) as caught:
+    owner = type(self).__name__
+    with signals.catch_stop_signals(
+        self.catch_signals, agree=cluster.agreement(self.strategy),
+        watcher=self.termination_watcher) as caught:
       for hook in hooks:
         hook.begin(self)
       path = None
       try:
-        self._loop(hooks, checkpointer, caught)
-        if caught:  # Saved before hooks end (EarlyStopping may restore).
-          self.history.stop_reason = caught.signal_name
-          path = self._save(checkpointer, self.step)
+        with cluster.names_a_lost_worker(owner, self.strategy):
+          self._loop(hooks, checkpointer, caught)
+          if caught:  # Saved before hooks end (EarlyStopping may restore).
+            self.history.stop_reason = caught.signal_name
+            path = self._save(checkpointer, self.step)
       finally:
         for hook in hooks:
           hook.end(self)
       if caught:
         saved = f"saved {path}" if path else "nothing was saved (no save_dir)"
-        self._say(RESUME_MESSAGE.format(owner=type(self).__name__,
+        self._say(RESUME_MESSAGE.format(owner=owner,
                                         signal=caught.signal_name,
                                         step=self.step, saved=saved))
-        sys.exit(signals.EXIT_CODES[caught.signal_name])
+        sys.exit(caught.exit_code)
 
   def _finish(self, checkpointer: Any) -> None:
     """Records why the run ended and saves its last state."""
@@ -769,7 +786,8 @@ class Scenario:
     # (~10% of a small model's step at steps_per_call=1).
     call = self.train_function.get_concrete_function(
         tf.TensorSpec([], tf.int32))
-    while step < self.num_steps and self._stop_reason is None and not caught:
+    while (step < self.num_steps and self._stop_reason is None and
+           not caught.agreed()):
       n = self._calls_until_boundary(step)
       if n not in sizes:
         sizes[n] = tf.constant(n, tf.int32)

@@ -1,0 +1,157 @@
+"""A cluster of worker processes on 127.0.0.1: preemption and lost workers.
+
+Each test runs one cluster (2 or 3 workers under MultiWorkerMirroredStrategy,
+TF_CONFIG) through a chain of launches of the same command, one event each
+(2 workers: all four events; 3 workers, to keep the suite fast, a SIGTERM
+to a worker and a SIGKILL of the chief):
+a SIGTERM to a worker or the chief (a preemption notice: every worker saves
+at that step and exits 143), a SIGKILL of a worker or the chief (the others
+exit within seconds naming the lost task), and finally a clean run to the
+end. The chain's last weights must equal, bit for bit, those of an
+uninterrupted run of the same cluster, and each SIGTERM launch must leave a
+checkpoint at the step of the notice (not only the last periodic save).
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import tensorflow as tf
+
+import tests
+
+_WORKER = textwrap.dedent("""
+    import json, os, signal, sys
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    import numpy as np, tensorflow as tf
+    sys.path.insert(0, {root!r})
+    import sonnet_like as snt
+    save_dir, num_steps, event = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    task = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+
+    class Event(snt.scenarios.Hook):
+      # "TASK:STEP:SIGNAL": that task sends itself SIGNAL after STEP.
+      def step_end(self, scenario, step, logs):
+        if event != "none":
+          who, when, name = event.split(":")
+          if int(who) == task and step == int(when):
+            os.kill(os.getpid(), getattr(signal, name))
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(96, 5)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+    with strategy.scope():
+      tf.random.set_seed(1)
+      model = snt.nets.MLP([8, 2], name="mlp")
+      model(tf.zeros([1, 5]))
+      optimizer = snt.optimizers.Adam(0.05)
+    loss = lambda o, t: tf.nn.sparse_softmax_cross_entropy_with_logits(t, o)
+    train = snt.scenarios.Supervised(
+        num_steps=num_steps, batch_size=12, save_every=4, save_dir=save_dir,
+        progress=False, strategy=strategy, hooks=[Event()])
+    train(model, optimizer, loss, (x, y))
+    weights = [strategy.experimental_local_results(v)[0].numpy().tobytes().hex()
+               for v in model.trainable_variables]
+    print("RESULT", json.dumps({{"step": train.step, "weights": weights}}),
+          flush=True)
+""")
+
+
+def _free_ports(n):
+  sockets = [socket.socket() for _ in range(n)]
+  for s in sockets:
+    s.bind(("127.0.0.1", 0))
+  ports = [s.getsockname()[1] for s in sockets]
+  for s in sockets:
+    s.close()
+  return ports
+
+
+class Launch:
+  """One run of the same command on every worker, to its end."""
+
+  def __init__(self, script, workers, save_dir, num_steps, event):
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(workers)]}
+    self.processes = []
+    for index in range(workers):
+      env = dict(os.environ, TF_CONFIG=json.dumps(
+          {"cluster": cluster, "task": {"type": "worker", "index": index}}))
+      self.processes.append(subprocess.Popen(
+          [sys.executable, str(script), str(save_dir), str(num_steps), event],
+          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    self.ended = [None] * workers
+    deadline = time.monotonic() + 240
+    while None in self.ended and time.monotonic() < deadline:
+      for i, process in enumerate(self.processes):
+        if self.ended[i] is None and process.poll() is not None:
+          self.ended[i] = time.monotonic()
+      time.sleep(0.05)
+    self.outputs = [p.communicate(timeout=30) for p in self.processes]
+    self.codes = [p.returncode for p in self.processes]
+
+  def result(self, index=0):
+    out, err = self.outputs[index]
+    lines = [l for l in out.splitlines() if l.startswith("RESULT ")]
+    assert lines, err[-3000:]
+    return json.loads(lines[-1].split(" ", 1)[1])
+
+
+def _latest_step(save_dir):
+  path = tf.train.latest_checkpoint(str(save_dir))
+  return int(path.rsplit("-", 1)[1])
+
+
+def _chain(tmp_path, workers, num_steps, events):
+  """Runs the chain of `events`, then to the end; returns the last launch."""
+  script = tmp_path / "worker.py"
+  script.write_text(_WORKER.format(root=tests.ROOT))
+  save_dir = tmp_path / "run"
+  for event in events:
+    who, when, name = event.split(":")
+    launch = Launch(script, workers, save_dir, num_steps, event)
+    errors = "\n".join(err[-1500:] for _, err in launch.outputs)
+    if name == "SIGTERM":
+      # Every worker saved at the notice's step and asks to be restarted.
+      assert launch.codes == [143] * workers, errors
+      assert _latest_step(save_dir) == int(when)
+    else:
+      killed = int(who)
+      assert launch.codes[killed] == -9, errors
+      survivors = [i for i in range(workers) if i != killed]
+      for i in survivors:
+        assert launch.codes[i] == 1, errors
+        err = launch.outputs[i][1]
+        assert f"WorkerLostError: Supervised: lost worker {killed} of the " \
+               "cluster" in err, err[-3000:]
+        assert "restart all of them with the same command" in err
+        # The survivors stop within seconds of the loss.
+        assert launch.ended[i] - launch.ended[killed] < 20
+  return Launch(script, workers, save_dir, num_steps, "none")
+
+
+def _uninterrupted(tmp_path, workers, num_steps):
+  script = tmp_path / "worker.py"
+  script.write_text(_WORKER.format(root=tests.ROOT))
+  return Launch(script, workers, tmp_path / "uninterrupted", num_steps,
+                "none")
+
+
+@pytest.mark.parametrize("workers,events", [
+    (2, ["1:6:SIGTERM", "0:9:SIGTERM", "1:10:SIGKILL", "0:13:SIGKILL"]),
+    (3, ["2:6:SIGTERM", "0:9:SIGKILL"]),
+], ids=["2_workers", "3_workers"])
+def test_preemption_and_lost_workers_resume_bitwise(tmp_path, workers,
+                                                    events):
+  num_steps = 16
+  last = _chain(tmp_path, workers, num_steps, events)
+  reference = _uninterrupted(tmp_path, workers, num_steps)
+  assert last.codes == reference.codes == [0] * workers
+  for index in range(workers):
+    assert last.result(index) == reference.result(index)
+  assert last.result()["step"] == num_steps
