@@ -63,10 +63,10 @@ class InGraphEnvironment(base.Environment):
   float32 `[num_envs, *shape]`, unclipped.
 
   Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps (a step
-      that both terminates and reaches the limit counts as terminated).
+    num_envs: The batch size: environments stepped together.
+    seed: The seed of `rng`, which draws the starting states.
+    max_episode_steps: The time limit: episodes are truncated at this many
+      steps, unless the last one also terminates them.
     name: Module name.
   """
 
