@@ -112,33 +112,22 @@ class Acrobot(in_graph.InGraphEnvironment):
   naming Acrobot (a `ValueError` eagerly, an `InvalidArgumentError` inside
   `tf.function`); under XLA the check is compiled away and they are clamped
   to 0 or 2. See the module docstring for how equal to gymnasium it is.
+  Episodes are truncated after `max_episode_steps` steps, 500 by default;
+  the constructor is `InGraphEnvironment`'s.
 
-  The state (`state`, float64 `[num_envs, 4]`: t1, t2, dt1, dt2;
-  `elapsed_steps`, int32 `[num_envs]`) and the random generator (`rng`) are
-  variables, so checkpointing the environment resumes it exactly.
+  The first link up and the second along it end the episode (reward 0):
 
   >>> env = Acrobot(num_envs=2, seed=0)
-  >>> env.reset(seed=0).shape
-  TensorShape([2, 6])
-  >>> env.step(tf.constant([0, 2])).reward.numpy()
-  array([-1., -1.], dtype=float32)
-
-  Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps (a step
-      that both terminates and reaches the limit counts as terminated).
-    name: Module name.
+  >>> env.set_state([[3.1416, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+  >>> env.step(tf.constant([1, 1])).reward.numpy()
+  array([ 0., -1.], dtype=float32)
   """
 
   label = "Acrobot"
+  time_limit = 500
   state_names = ("theta1", "theta2", "dtheta1", "dtheta2")
   observation_spec = tf.TensorSpec([6], tf.float32)
   action_space = base.Discrete(3)
-
-  def __init__(self, num_envs: int, seed: int = 0,
-               max_episode_steps: int = 500, name: str = "acrobot"):
-    super().__init__(num_envs, seed, max_episode_steps, name)
 
   def _draw_states(self) -> tf.Tensor:
     # gymnasium draws float64 and keeps the float32 rounding.

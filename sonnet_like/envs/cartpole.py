@@ -43,11 +43,8 @@ class CartPole(in_graph.InGraphEnvironment):
   CartPole: a `ValueError` when stepping eagerly, an `InvalidArgumentError`
   from a `tf.debugging` assertion inside `tf.function`. Under XLA
   (`jit_compile=True`) the assertion is compiled away and any action other
-  than 1 acts as 0.
-
-  The state (`state`, float64 `[num_envs, 4]`; `elapsed_steps`, int32
-  `[num_envs]`) and the random generator (`rng`) are variables, so
-  checkpointing the environment resumes it exactly.
+  than 1 acts as 0. Episodes are truncated after `max_episode_steps` steps,
+  500 by default; the constructor is `InGraphEnvironment`'s.
 
   >>> env = CartPole(num_envs=3, seed=1)
   >>> env.reset(seed=1).shape
@@ -55,23 +52,13 @@ class CartPole(in_graph.InGraphEnvironment):
   >>> timestep = env.step(tf.constant([0, 1, 1]))
   >>> timestep.reward.numpy()
   array([1., 1., 1.], dtype=float32)
-
-  Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps (a step
-      that both terminates and reaches the limit counts as terminated).
-    name: Module name.
   """
 
   label = "CartPole"
+  time_limit = 500
   state_names = ("x", "x_dot", "theta", "theta_dot")
   observation_spec = tf.TensorSpec([4], tf.float32)
   action_space = base.Discrete(2)
-
-  def __init__(self, num_envs: int, seed: int = 0,
-               max_episode_steps: int = 500, name: str = "cartpole"):
-    super().__init__(num_envs, seed, max_episode_steps, name)
 
   def _draw_states(self) -> tf.Tensor:
     return self._uniform(-RESET_BOUND, RESET_BOUND, columns=4)

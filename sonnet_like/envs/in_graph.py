@@ -5,8 +5,9 @@ counts the steps of every episode, truncates at a time limit, restarts ended
 episodes in the same step and checks actions against the action space. A new
 in-graph environment writes only what is its own:
 
-- its spaces, as class attributes: `observation_spec`, `action_space`,
-  `state_names` (one name per column of the state) and `label` (the name
+- its spaces and time limit, as class attributes: `observation_spec`,
+  `action_space`, `state_names` (one name per column of the state),
+  `time_limit` (the default `max_episode_steps`) and `label` (the name
   errors and `repr` start with);
 - its reset distribution, `_draw_states()` (usually with `_uniform`);
 - its dynamics, `_dynamics(state, action) -> (reached, reward, terminated)`;
@@ -63,20 +64,24 @@ class InGraphEnvironment(base.Environment):
   float32 `[num_envs, *shape]`, unclipped.
 
   Args:
-    num_envs: The batch size: environments stepped together.
-    seed: The seed of `rng`, which draws the starting states.
-    max_episode_steps: The time limit: episodes are truncated at this many
-      steps, unless the last one also terminates them.
-    name: Module name.
+    num_envs: How many environments are stepped together.
+    seed: Seeds the generator (`rng`) that draws starting states.
+    max_episode_steps: Episodes are truncated after this many steps (a step
+      that both terminates and reaches the limit counts as terminated); None
+      takes the class's `time_limit` (gymnasium's).
+    name: Module name; None takes the label in lower case.
   """
 
   label: str
   state_names: tuple[str, ...]
+  time_limit: int
   in_graph = True
 
-  def __init__(self, num_envs: int, seed: int, max_episode_steps: int,
-               name: str):
-    super().__init__(name=name)
+  def __init__(self, num_envs: int, seed: int = 0,
+               max_episode_steps: int | None = None, name: str | None = None):
+    if max_episode_steps is None:
+      max_episode_steps = self.time_limit
+    super().__init__(name=self.label.lower() if name is None else name)
     arguments.check_positive_int(self.label, "num_envs", num_envs)
     arguments.check_positive_int(self.label, "max_episode_steps",
                                  max_episode_steps)

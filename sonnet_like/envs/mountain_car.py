@@ -79,31 +79,19 @@ class MountainCar(_MountainCar):
   velocity >= 0. Out-of-range actions raise an error naming MountainCar
   (a `ValueError` eagerly, an `InvalidArgumentError` inside `tf.function`);
   under XLA the check is compiled away and they are clamped to 0 or 2.
-
-  The state (`state`, float64 `[num_envs, 2]`; `elapsed_steps`, int32
-  `[num_envs]`) and the random generator (`rng`) are variables, so
-  checkpointing the environment resumes it exactly.
+  Episodes are truncated after `max_episode_steps` steps, 200 by default;
+  the constructor is `InGraphEnvironment`'s.
 
   >>> env = MountainCar(num_envs=2, seed=0)
   >>> env.set_state([[0.49, 0.05], [-0.5, 0.0]])
   >>> timestep = env.step(tf.constant([2, 1]))
   >>> timestep.terminated.numpy(), timestep.reward.numpy()
   (array([ True, False]), array([-1., -1.], dtype=float32))
-
-  Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps (a step
-      that both terminates and reaches the limit counts as terminated).
-    name: Module name.
   """
 
   label = "MountainCar"
+  time_limit = 200
   action_space = base.Discrete(3)
-
-  def __init__(self, num_envs: int, seed: int = 0,
-               max_episode_steps: int = 200, name: str = "mountain_car"):
-    super().__init__(num_envs, seed, max_episode_steps, name)
 
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -126,26 +114,15 @@ class MountainCarContinuous(_MountainCar):
   that reaches position >= 0.45 with velocity >= 0 (which terminates the
   episode). See the module docstring for the float32 and float64 steps.
 
-  The state (`state`, float64 `[num_envs, 2]`, float32 values after a step;
-  `elapsed_steps`, int32 `[num_envs]`) and the random generator (`rng`) are
-  variables, so checkpointing the environment resumes it exactly.
-
-  Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps (a step
-      that both terminates and reaches the limit counts as terminated).
-    name: Module name.
+  Its float64 `state` holds float32 values after a step, as gymnasium's.
+  Episodes are truncated after `max_episode_steps` steps, 999 by default
+  (the constructor is `InGraphEnvironment`'s).
   """
 
   label = "MountainCarContinuous"
+  time_limit = 999
   action_space = base.Box(np.array([-1.0], np.float32),
                           np.array([1.0], np.float32))
-
-  def __init__(self, num_envs: int, seed: int = 0,
-               max_episode_steps: int = 999,
-               name: str = "mountain_car_continuous"):
-    super().__init__(num_envs, seed, max_episode_steps, name)
 
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:

@@ -46,28 +46,16 @@ class Pendulum(in_graph.InGraphEnvironment):
   Observations are `[num_envs, 3]` float32 (cos theta, sin theta, theta
   dot); actions are `[num_envs, 1]` float torques, clipped to [-2, 2] as
   gymnasium clips them. Episodes never terminate; they are truncated after
-  `max_episode_steps` steps.
-
-  The state (`state`, float64 `[num_envs, 2]`: theta, theta dot;
-  `elapsed_steps`, int32 `[num_envs]`) and the random generator (`rng`) are
-  variables, so checkpointing the environment resumes it exactly.
-
-  Args:
-    num_envs: How many environments are stepped together.
-    seed: Seeds the generator that draws starting states.
-    max_episode_steps: Episodes are truncated after this many steps.
-    name: Module name.
+  `max_episode_steps` steps, 200 by default (the constructor is
+  `InGraphEnvironment`'s).
   """
 
   label = "Pendulum"
+  time_limit = 200
   state_names = ("theta", "theta_dot")
   observation_spec = tf.TensorSpec([3], tf.float32)
   action_space = base.Box(np.array([-MAX_TORQUE], np.float32),
                           np.array([MAX_TORQUE], np.float32))
-
-  def __init__(self, num_envs: int, seed: int = 0,
-               max_episode_steps: int = 200, name: str = "pendulum"):
-    super().__init__(num_envs, seed, max_episode_steps, name)
 
   def _draw_states(self) -> tf.Tensor:
     high = np.array([RESET_THETA, RESET_THETA_DOT])
