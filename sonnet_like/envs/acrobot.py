@@ -82,25 +82,20 @@ def _runge_kutta(state: list[tf.Tensor], torque: tf.Tensor) -> list[tf.Tensor]:
           for y, a, b, c, d in zip(state, k1, k2, k3, k4)]
 
 
+def _shift_while(x: tf.Tensor, out, shift: float) -> tf.Tensor:
+  """Adds `shift` to every element of `x` while `out(element)` holds."""
+  # A bound on the turns keeps an infinite angle from looping forever.
+  x, = tf.while_loop(lambda v: tf.reduce_any(out(v)),
+                     lambda v: [tf.where(out(v), v + shift, v)], [x],
+                     maximum_iterations=64)
+  return x
+
+
 def _wrap(x: tf.Tensor) -> tf.Tensor:
   """gymnasium's `wrap(x, -pi, pi)`: subtracts, then adds, 2 pi while out."""
-  turn = math.pi - -math.pi
-
-  def wrapped(above):
-    def body(value):
-      out = value > math.pi if above else value < -math.pi
-      return [tf.where(out, value - turn if above else value + turn, value)]
-
-    def outside(value):
-      return tf.reduce_any(value > math.pi if above else value < -math.pi)
-
-    return body, outside
-
-  for above in (True, False):
-    body, outside = wrapped(above)
-    # A bound on the turns keeps an infinite angle from looping forever.
-    x, = tf.while_loop(outside, body, [x], maximum_iterations=64)
-  return x
+  turn = math.pi - -math.pi   # x - turn rounds as x + (-turn).
+  x = _shift_while(x, lambda v: v > math.pi, -turn)
+  return _shift_while(x, lambda v: v < -math.pi, turn)
 
 
 class Acrobot(in_graph.InGraphEnvironment):

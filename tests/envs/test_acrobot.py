@@ -7,6 +7,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like import envs
+from sonnet_like.envs import acrobot
 from sonnet_like.envs.acrobot import Acrobot
 from tests.envs import gym_reference
 
@@ -166,3 +167,14 @@ def test_ppo_runs_on_it_compiled_with_xla():
           snt.nets.MLP([8, 3]), snt.nets.MLP([8, 1]),
           keras.optimizers.Adam(1e-3), snt.envs.Acrobot(8))
   assert np.all(np.isfinite(history.train["loss"]))
+
+
+@pytest.mark.parametrize("jit", [None, True], ids=["eager", "xla"])
+def test_wrapping_turns_as_often_as_gymnasiums_wrap(jit):
+  gym_acrobot = pytest.importorskip("gymnasium.envs.classic_control.acrobot")
+  values = np.array([0.5, np.pi, -np.pi, 3.2, -3.2, 7.0, -10.0, 21.9, -40.0])
+  wrap = acrobot._wrap if jit is None else tf.function(acrobot._wrap,
+                                                       jit_compile=True)
+  wrapped = wrap(tf.constant(values)).numpy()
+  expected = [gym_acrobot.wrap(v, -np.pi, np.pi) for v in values]
+  np.testing.assert_array_equal(wrapped, expected)
