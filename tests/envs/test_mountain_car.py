@@ -9,6 +9,7 @@ import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.envs.mountain_car import MountainCar
 from sonnet_like.envs.mountain_car import MountainCarContinuous
+from tests.envs import compiled
 from tests.envs import gym_reference
 
 
@@ -203,3 +204,18 @@ def test_dqn_runs_on_mountain_car():
                                   snt.envs.MountainCar(4))
   assert len(history.train["loss"]) and np.all(
       np.isfinite(history.train["loss"]))
+
+
+@pytest.mark.parametrize("env_class, actions", [
+    (MountainCar, lambda rng: tf.constant(rng.integers(0, 3, (150, 64)),
+                                          tf.int32)),
+    (MountainCarContinuous, lambda rng: tf.constant(
+        rng.uniform(-1.5, 1.5, (150, 64, 1)), tf.float32))])
+def test_eager_function_and_xla_rollouts_agree(env_class, actions):
+  # XLA fuses multiply-adds and may keep excess precision; the compiled
+  # rollout must still observe what the eager one does.
+  eager, function, xla = compiled.three_rollouts(
+      lambda: env_class(64, seed=4, max_episode_steps=50),
+      actions(np.random.default_rng(1)))
+  np.testing.assert_array_equal(function, eager)
+  np.testing.assert_array_equal(xla, eager)
