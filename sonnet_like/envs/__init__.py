@@ -13,6 +13,11 @@ from sonnet_like.envs.gym_adapter import GymEnvironment
 from sonnet_like.envs.make import make
 # --- envs: pendulum ---
 from sonnet_like.envs.pendulum import Pendulum
+# --- envs: acrobot, mountain car, the in-graph base ---
+from sonnet_like.envs.acrobot import Acrobot
+from sonnet_like.envs.in_graph import InGraphEnvironment
+from sonnet_like.envs.mountain_car import MountainCar
+from sonnet_like.envs.mountain_car import MountainCarContinuous
 
 __all__ = [
     "ActionSpace",
@@ -27,4 +32,9 @@ __all__ = [
     "make",
     # --- envs: pendulum ---
     "Pendulum",
+    # --- envs: acrobot, mountain car, the in-graph base ---
+    "Acrobot",
+    "InGraphEnvironment",
+    "MountainCar",
+    "MountainCarContinuous",
 ]

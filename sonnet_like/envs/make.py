@@ -3,14 +3,21 @@
 from typing import Any
 
 from sonnet_like.core import arguments
+from sonnet_like.envs import acrobot
 from sonnet_like.envs import base
 from sonnet_like.envs import cartpole
 from sonnet_like.envs import gym_adapter
+from sonnet_like.envs import mountain_car
 from sonnet_like.envs import pendulum
 
 # gymnasium ids with an in-graph TensorFlow version.
-IN_GRAPH_ENVIRONMENTS = {"CartPole-v1": cartpole.CartPole,
-                         "Pendulum-v1": pendulum.Pendulum}
+IN_GRAPH_ENVIRONMENTS = {
+    "Acrobot-v1": acrobot.Acrobot,
+    "CartPole-v1": cartpole.CartPole,
+    "MountainCar-v0": mountain_car.MountainCar,
+    "MountainCarContinuous-v0": mountain_car.MountainCarContinuous,
+    "Pendulum-v1": pendulum.Pendulum,
+}
 
 NOT_IN_GRAPH_ERROR = (
     "make: in_graph=True needs an environment written in TensorFlow; "
@@ -35,7 +42,8 @@ def make(env: Any, num_envs: int | None = None, seed: int = 0,
       - an `Environment` (for example `snt.envs.CartPole`): returned as is
         (`seed` is not used: it has its own generator);
       - a gymnasium id: a `GymEnvironment`, or with `in_graph=True` the
-        in-graph version (`"CartPole-v1"` gives `snt.envs.CartPole`);
+        in-graph version (`"CartPole-v1"` gives `snt.envs.CartPole`; the
+        ids of `IN_GRAPH_ENVIRONMENTS` have one);
       - a gymnasium `Env` or `VectorEnv`: a `GymEnvironment`;
       - a zero-argument factory returning any of these (an `Env` factory is
         called `num_envs` times).

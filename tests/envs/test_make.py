@@ -18,6 +18,28 @@ def test_in_graph_cartpole_from_its_id():
   assert envs.make("CartPole-v1", in_graph=True).num_envs == 1
 
 
+@pytest.mark.parametrize("gym_id, env_class, limit", [
+    ("Acrobot-v1", envs.Acrobot, 500),
+    ("CartPole-v1", envs.CartPole, 500),
+    ("MountainCar-v0", envs.MountainCar, 200),
+    ("MountainCarContinuous-v0", envs.MountainCarContinuous, 999),
+    ("Pendulum-v1", envs.Pendulum, 200)])
+def test_every_classic_control_id_has_its_in_graph_version(gym_id, env_class,
+                                                           limit):
+  env = envs.make(gym_id, num_envs=2, in_graph=True)
+  assert type(env) is env_class and env.num_envs == 2
+  assert env.max_episode_steps == limit == gym.spec(gym_id).max_episode_steps
+  reference = gym.make(gym_id)
+  assert env.observation_spec.shape == reference.observation_space.shape
+  if isinstance(env.action_space, envs.Discrete):
+    assert env.action_space.num_actions == reference.action_space.n
+  else:
+    np.testing.assert_array_equal(env.action_space.low,
+                                  reference.action_space.low)
+    np.testing.assert_array_equal(env.action_space.high,
+                                  reference.action_space.high)
+
+
 def test_gymnasium_id_gives_a_seeded_gym_environment():
   env = envs.make("Acrobot-v1", num_envs=2, seed=3)
   assert isinstance(env, envs.GymEnvironment) and not env.in_graph
@@ -59,8 +81,8 @@ def test_environment_is_returned_as_is():
 
 def test_in_graph_requests_that_cannot_be_met():
   with pytest.raises(ValueError, match=r"make: in_graph=True needs .* "
-                     r"gymnasium's 'Acrobot-v1' steps in Python"):
-    envs.make("Acrobot-v1", in_graph=True)
+                     r"gymnasium's 'FrozenLake-v1' steps in Python"):
+    envs.make("FrozenLake-v1", in_graph=True)
   with pytest.raises(ValueError, match=r"the gymnasium CartPoleEnv"):
     envs.make(lambda: gym.make("CartPole-v1").unwrapped, in_graph=True)
   gym_env = envs.make("CartPole-v1")
