@@ -76,11 +76,6 @@ INDEX_MESSAGE = (
     "{owner}: the checkpoint index {index} was {what}; rebuilt it from the "
     "checkpoint files{moved}.")
 
-ASYNC_KERAS_ERROR = (
-    "{owner}: async_save=True cannot save {what}: TensorFlow's asynchronous "
-    "checkpoint fails on Keras 3 variables from the second save on. Use a "
-    "snt.optimizers optimizer (and snt modules), or async_save=False.")
-
 RESTART_MESSAGE = (
     "{owner}: restart=True: moved the previous run ({count} entries: "
     "{names}) to {moved}; training starts at step 0.")
@@ -335,17 +330,6 @@ def _listed(lines: list[str]) -> str:
   return "\n".join(shown)
 
 
-def _check_async_savable(owner: str, trackables: dict[str, Any]) -> None:
-  """Refuses what TensorFlow's asynchronous checkpoint cannot copy."""
-  for name, trackable in trackables.items():
-    for obj in [trackable] + list(
-        tf.train.TrackableView(trackable).descendants()):
-      if type(obj).__module__.startswith("keras."):
-        raise ValueError(ASYNC_KERAS_ERROR.format(
-            owner=owner, what=f"{name!r} (it holds a {type(obj).__name__} "
-            f"from {type(obj).__module__.split('.')[0]})"))
-
-
 class Checkpointer:
   """Saves and restores a set of named trackables under one directory.
 
@@ -363,12 +347,6 @@ class Checkpointer:
     history: A `History` to keep inside every checkpoint and to load on
       restore.
     say: Where messages go (default: the chief's stderr).
-    async_save: The chief's saves return once the values are copied and
-      are written by a background thread while training goes on
-      (`tf.train.CheckpointOptions(enable_async=True)`). The index names a
-      checkpoint only once its files are complete, so a kill during a write
-      leaves the previous checkpoint current; `wait()` and `close()` wait
-      for the write.
   """
 
   def __init__(self, directory: str, trackables: dict[str, Any],
@@ -376,16 +354,10 @@ class Checkpointer:
                strategy: tf.distribute.Strategy | None = None, *,
                owner: str = "Checkpointer", restart: bool = False,
                history: history_lib.History | None = None,
-               say: Callable[[str], None] | None = None,
-               async_save: bool = False):
+               say: Callable[[str], None] | None = None):
     self.directory, self.owner, self.restart = directory, owner, restart
     self.max_to_keep = max_to_keep
     self.chief = is_chief(strategy)
-    # Other workers save into a scratch folder deleted at once: synchronously.
-    self._options = (tf.train.CheckpointOptions(enable_async=True)
-                     if async_save and self.chief else None)
-    if async_save:
-      _check_async_savable(owner, trackables)
     self._strategy = strategy or tf.distribute.get_strategy()
     self._say = say or self._print
     self.history = history
@@ -532,27 +504,16 @@ class Checkpointer:
 
   def save(self, step: int) -> str:
     """Saves as `ckpt-<step>` and returns the chief's path."""
-    path = self.manager.save(checkpoint_number=step, options=self._options)
+    path = self.manager.save(checkpoint_number=step)
     if not self.chief:
       files.rmtree(self._write_dir)
       return files.join(self.directory, os.path.basename(path))
     return path
 
-  def wait(self) -> None:
-    """Returns once every save has been written (at once if none is async)."""
-    if self._options is not None:
-      self.checkpoint.sync()
-
   def close(self) -> None:
-    """Waits for a save being written, then releases the folder's lock.
-
-    Safe to call more than once.
-    """
-    try:
-      self.wait()
-    finally:
-      if self._lock is not None:
-        self._lock.release()
+    """Releases the folder's lock (safe to call more than once)."""
+    if self._lock is not None:
+      self._lock.release()
 
   def __enter__(self) -> "Checkpointer":
     return self

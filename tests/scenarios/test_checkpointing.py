@@ -1,9 +1,6 @@
 """Checkpointer: save, restore, unreadable and mismatched checkpoints."""
 
 import os
-import signal
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -14,7 +11,6 @@ import sonnet_like as snt
 from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import run_dir
-import tests
 
 
 def _checkpointer(directory, value, **kwargs):
@@ -354,68 +350,3 @@ def test_is_chief():
   assert not checkpointing.is_chief(
       Strategy(Resolver(with_chief, "worker", 0)))
   assert checkpointing.is_chief(Strategy(Resolver({}, None, None)))
-
-
-def test_async_save_keeps_the_values_of_its_step(tmp_path):
-  variable = tf.Variable([1.0, 2.0])
-  iterator = iter(tf.data.Dataset.range(10))
-  next(iterator)
-  with checkpointing.Checkpointer(str(tmp_path), {"v": variable,
-                                                  "data": iterator},
-                                  async_save=True) as saver:
-    path = saver.save(1)
-    variable.assign([5.0, 6.0])  # Training goes on during the write.
-    next(iterator)
-  restored = tf.Variable([0.0, 0.0])
-  fresh = iter(tf.data.Dataset.range(10))
-  with checkpointing.Checkpointer(str(tmp_path), {"v": restored,
-                                                  "data": fresh}) as loader:
-    assert loader.restore() == path
-  np.testing.assert_array_equal(restored.numpy(), [1.0, 2.0])
-  assert int(next(fresh)) == 1
-
-
-_KILLED_MID_WRITE = """
-import os, signal, sys
-import tensorflow as tf
-from sonnet_like.scenarios import checkpointing
-big = tf.Variable(tf.fill([64, 1024, 1024], 1.0))  # 256 MB: a long write.
-saver = checkpointing.Checkpointer(sys.argv[1], {"big": big}, async_save=True)
-saver.save(1)
-saver.wait()
-big.assign_add(tf.ones_like(big))
-saver.save(2)
-index = open(os.path.join(sys.argv[1], "checkpoint")).readline()
-print(index, flush=True)
-os.kill(os.getpid(), signal.SIGKILL)
-"""
-
-
-def test_a_kill_during_an_async_write_leaves_the_previous_checkpoint(
-    tmp_path):
-  result = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE,
-                           str(tmp_path)], capture_output=True, text=True,
-                          cwd=tests.ROOT, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=tests.ROOT))
-  assert result.returncode == -signal.SIGKILL, result.stderr[-2000:]
-  # The index was not yet moved on when the process died mid-write.
-  assert result.stdout.strip() == 'model_checkpoint_path: "ckpt-1"'
-  big = tf.Variable(tf.zeros([64, 1024, 1024]))
-  with checkpointing.Checkpointer(str(tmp_path), {"big": big},
-                                  say=lambda m: None) as loader:
-    restored = loader.restore()
-  assert os.path.basename(restored) in ("ckpt-1", "ckpt-2")
-  expected = 1.0 if restored.endswith("ckpt-1") else 2.0
-  assert float(tf.reduce_min(big)) == float(tf.reduce_max(big)) == expected
-
-
-def test_async_save_refuses_keras_variables_before_any_save(tmp_path):
-  optimizer = keras.optimizers.Adam(0.1)
-  optimizer.build([tf.Variable([1.0])])
-  with pytest.raises(ValueError) as error:
-    checkpointing.Checkpointer(str(tmp_path), {"optimizer": optimizer},
-                               owner="Supervised", async_save=True)
-  assert str(error.value).startswith(
-      "Supervised: async_save=True cannot save 'optimizer' (it holds a ")
-  assert "Use a snt.optimizers optimizer" in str(error.value)
-  assert os.listdir(tmp_path) == []
