@@ -53,9 +53,10 @@ _WORKER = textwrap.dedent("""
       optimizer = snt.optimizers.Adam(0.05)
     loss = lambda o, t: tf.nn.sparse_softmax_cross_entropy_with_logits(t, o)
     train = snt.scenarios.Supervised(
-        num_steps=num_steps, batch_size=12, save_every=4, save_dir=save_dir,
-        progress=False, strategy=strategy, hooks=[Event()])
-    train(model, optimizer, loss, (x, y))
+        num_steps=num_steps, batch_size=12, save_every=4, eval_every=4,
+        save_dir=save_dir, progress=False, strategy=strategy,
+        hooks=[Event()])
+    train(model, optimizer, loss, (x, y), eval_data=(x[:24], y[:24]))
     weights = [strategy.experimental_local_results(v)[0].numpy().tobytes().hex()
                for v in model.trainable_variables]
     print("RESULT", json.dumps({{"step": train.step, "weights": weights}}),
@@ -155,3 +156,8 @@ def test_preemption_and_lost_workers_resume_bitwise(tmp_path, workers,
   for index in range(workers):
     assert last.result(index) == reference.result(index)
   assert last.result()["step"] == num_steps
+  # Only the chief wrote the run; the others' scratch saves are gone.
+  save_dir = tmp_path / "run"
+  assert _latest_step(save_dir) == num_steps
+  assert (save_dir / "history.json").exists()
+  assert not [p for p in (save_dir / ".scratch").glob("*/*")]

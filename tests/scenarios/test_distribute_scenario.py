@@ -1,19 +1,13 @@
-"""Scenarios under tf.distribute: two logical CPUs and two worker processes."""
+"""Scenarios under tf.distribute on two logical CPUs (worker processes: test_cluster.py)."""
 
 import functools
-import json
 import os
-import socket
-import subprocess
-import sys
-import textwrap
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-import tests
 import sonnet_like as snt
 
 
@@ -135,74 +129,6 @@ def test_mirrored_skip_policy_zeroes_a_bad_update():
   assert train.skipped_steps == 1
   for v in model.trainable_variables:
     assert np.all(np.isfinite(strategy.experimental_local_results(v)[0]))
-
-
-_WORKER = textwrap.dedent("""
-    import json, os, sys
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    import numpy as np, tensorflow as tf, keras
-    sys.path.insert(0, {root!r})
-    import sonnet_like as snt
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(64, 5)).astype(np.float32)
-    y = (x[:, 0] > 0).astype(np.int32)
-    with strategy.scope():
-      tf.random.set_seed(1)
-      model = snt.Linear(2, name="linear")
-      model(tf.zeros([1, 5]))
-      optimizer = keras.optimizers.SGD(0.2)
-    loss = lambda o, t: tf.nn.sparse_softmax_cross_entropy_with_logits(t, o)
-    train = snt.scenarios.Supervised(
-        num_steps=6, batch_size=16, steps_per_call=2, save_every=2,
-        save_dir={save_dir!r}, progress=False, strategy=strategy)
-    train(model, optimizer, loss, (x, y), eval_data=(x, y))
-    w = strategy.experimental_local_results(model.w)[0].numpy()
-    print("RESULT", json.dumps({{"step": train.step,
-                                 "chief": train.is_chief,
-                                 "w": w.ravel().tolist()}}))
-""")
-
-
-def _free_ports(n):
-  sockets = [socket.socket() for _ in range(n)]
-  for s in sockets:
-    s.bind(("127.0.0.1", 0))
-  ports = [s.getsockname()[1] for s in sockets]
-  for s in sockets:
-    s.close()
-  return ports
-
-
-def test_multi_worker_trains_and_chief_checkpoints(tmp_path):
-  root = tests.ROOT
-  save_dir = str(tmp_path / "run")
-  script = tmp_path / "worker.py"
-  script.write_text(_WORKER.format(root=root, save_dir=save_dir))
-  ports = _free_ports(2)
-  cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-  processes = []
-  for index in range(2):
-    env = dict(os.environ, TF_CONFIG=json.dumps(
-        {"cluster": cluster, "task": {"type": "worker", "index": index}}))
-    processes.append(subprocess.Popen(
-        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True))
-  results = []
-  for process in processes:
-    out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err[-3000:]
-    line = [l for l in out.splitlines() if l.startswith("RESULT")][-1]
-    results.append(json.loads(line.split(" ", 1)[1]))
-  assert [r["chief"] for r in results] == [True, False]
-  assert all(r["step"] == 6 for r in results)
-  np.testing.assert_array_equal(results[0]["w"], results[1]["w"])
-  state = tf.train.get_checkpoint_state(save_dir)
-  assert os.path.basename(state.model_checkpoint_path) == "ckpt-6"
-  assert not os.path.exists(os.path.join(save_dir, ".scratch", "worker_1"))
-  reader = tf.train.load_checkpoint(state.model_checkpoint_path)
-  assert reader.get_tensor("step/.ATTRIBUTES/VARIABLE_VALUE") == 6
-  assert os.path.exists(os.path.join(save_dir, "history.json"))
 
 
 @pytest.mark.parametrize("optimizer_fn", [
