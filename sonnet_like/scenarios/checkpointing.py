@@ -34,6 +34,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from sonnet_like.core import files
+from sonnet_like.scenarios import background_save
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import run_dir
 
@@ -347,6 +348,10 @@ class Checkpointer:
     history: A `History` to keep inside every checkpoint and to load on
       restore.
     say: Where messages go (default: the chief's stderr).
+    async_save: The chief's saves write to memory and return; a thread
+      copies them into `directory` while training goes on
+      (`background_save.BackgroundWriter`). `wait()` and `close()` wait
+      for the copy.
   """
 
   def __init__(self, directory: str, trackables: dict[str, Any],
@@ -354,10 +359,14 @@ class Checkpointer:
                strategy: tf.distribute.Strategy | None = None, *,
                owner: str = "Checkpointer", restart: bool = False,
                history: history_lib.History | None = None,
-               say: Callable[[str], None] | None = None):
+               say: Callable[[str], None] | None = None,
+               async_save: bool = False):
     self.directory, self.owner, self.restart = directory, owner, restart
     self.max_to_keep = max_to_keep
     self.chief = is_chief(strategy)
+    # Other workers save into a scratch folder deleted at once: in place.
+    self.async_save = async_save and self.chief
+    self._writer: background_save.BackgroundWriter | None = None
     self._strategy = strategy or tf.distribute.get_strategy()
     self._say = say or self._print
     self.history = history
@@ -483,15 +492,9 @@ class Checkpointer:
                      key=lambda n: int(n.rsplit("-", 1)[1]))
     else:
       names = names[-self.max_to_keep:]
-    # Timestamps after `last_preserved_timestamp` keep them in the manager's
-    # rotation (as if it had saved them), as max_to_keep asks.
     times = [files.mtime(files.join(self.directory, f"{n}.index"))
              for n in names]
-    lines = [f'model_checkpoint_path: "{names[-1]}"'] + [
-        f'all_model_checkpoint_paths: "{n}"' for n in names] + [
-            f"all_model_checkpoint_timestamps: {t!r}" for t in times] + [
-                f"last_preserved_timestamp: {min(times) - 1.0!r}"]
-    files.write_atomic(index, "\n".join(lines) + "\n")
+    background_save.write_index(self.directory, names, times)
     if damaged_index or state is None:
       what = "damaged" if damaged_index else "missing"
     else:
@@ -504,16 +507,39 @@ class Checkpointer:
 
   def save(self, step: int) -> str:
     """Saves as `ckpt-<step>` and returns the chief's path."""
+    if self.async_save:
+      if self._writer is None:  # After restore, which may mend the index.
+        self._writer = background_save.BackgroundWriter(
+            self.checkpoint, self.directory, self.max_to_keep)
+      return self._writer.save(step)
     path = self.manager.save(checkpoint_number=step)
     if not self.chief:
       files.rmtree(self._write_dir)
       return files.join(self.directory, os.path.basename(path))
     return path
 
+  @property
+  def latest(self) -> str | None:
+    """The newest checkpoint saved (its copy may still be under way)."""
+    if self._writer is not None:
+      return self._writer.latest
+    return self.manager.latest_checkpoint
+
+  def wait(self) -> None:
+    """Returns once every save is in the folder (at once if none is async)."""
+    if self._writer is not None:
+      self._writer.wait()
+
   def close(self) -> None:
-    """Releases the folder's lock (safe to call more than once)."""
-    if self._lock is not None:
-      self._lock.release()
+    """Waits for a save being copied, then releases the folder's lock.
+
+    Safe to call more than once.
+    """
+    try:
+      self.wait()
+    finally:
+      if self._lock is not None:
+        self._lock.release()
 
   def __enter__(self) -> "Checkpointer":
     return self

@@ -208,6 +208,11 @@ class Scenario:
     catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C. In a cluster
       a SIGTERM to any worker stops every worker at the same step; each
       saves and exits with code 143 ("restart me").
+    async_save: Write each checkpoint to memory and return, then copy it
+      into `save_dir` in a background thread while training goes on: the
+      loop waits for a copy in memory, not a write (a run ends once the
+      last copy is in). Every guarantee stays: a kill during the copy
+      leaves the previous checkpoint current, and resume is exact.
     termination_watcher: A callable returning True once this machine is
       about to be taken away (a platform's maintenance notice, as
       TensorFlow's `TerminationConfig` takes); asked at each call boundary,
@@ -261,6 +266,7 @@ class Scenario:
                progress: bool | None = None, tensorboard: bool = True,
                catch_signals: bool = True, restart: bool = False,
                termination_watcher: Callable[[], bool] | None = None,
+               async_save: bool = False,
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
                precision: str | precision_lib.Precision = "float32",
@@ -325,6 +331,7 @@ class Scenario:
                       f"returning a bool, or None, got "
                       f"{termination_watcher!r}.")
     self.termination_watcher = termination_watcher
+    self.async_save = async_save
     self.unused_variables = unused_variables
     self.nonfinite_check = nonfinite_check
     self.export_dir = (None if export_dir is None
@@ -725,7 +732,8 @@ class Scenario:
     checkpointer = checkpointing.Checkpointer(
         self.save_dir, self._checkpointed(hooks),
         max_to_keep=self.max_to_keep, strategy=self.strategy, owner=owner,
-        restart=self.restart, history=self.history)
+        restart=self.restart, history=self.history,
+        async_save=self.async_save)
     cleanup.callback(checkpointer.close)
     restored = checkpointer.restore()
     if restored:
@@ -773,7 +781,7 @@ class Scenario:
     """Records why the run ended and saves its last state."""
     self.history.stop_reason = self._stop_reason or "done"
     if checkpointer is not None:
-      latest = checkpointer.manager.latest_checkpoint
+      latest = checkpointer.latest
       if not latest or not latest.endswith(f"-{self.step}"):
         self._save(checkpointer, self.step)
       elif self.is_chief:
@@ -813,7 +821,7 @@ class Scenario:
   def _raise_nonfinite(self, checkpointer: Any, start: int, count: int):
     """Raises `NonFiniteError` for the call of `count` steps from `start`."""
     owner = type(self).__name__
-    latest = checkpointer.manager.latest_checkpoint if checkpointer else None
+    latest = checkpointer.latest if checkpointer else None
     checkpoint = f"; the last good checkpoint is {latest}" if latest else ""
     if not self.checks_per_call:
       step = self.step
