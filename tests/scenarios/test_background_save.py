@@ -13,16 +13,10 @@ import tensorflow as tf
 import sonnet_like as snt
 from sonnet_like.scenarios import checkpointing
 import tests
+from tests.scenarios import test_save_dir
 
 
-def _data():
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 4)).astype(np.float32)
-  return x, (x[:, 0] > 0).astype(np.int32)
-
-
-def _loss(logits, labels):
-  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+_data, _loss = test_save_dir._data, test_save_dir._loss  # pylint: disable=protected-access
 
 
 def _run(num_steps, save_dir=None, **kwargs):

@@ -11,23 +11,16 @@ import uuid
 
 import keras
 import numpy as np
-import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.core import files
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import run_dir
+from tests.scenarios import test_save_dir
 
 
-def _data():
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 4)).astype(np.float32)
-  return x, (x[:, 0] > 0).astype(np.int32)
-
-
-def _loss(logits, labels):
-  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+_data, _loss = test_save_dir._data, test_save_dir._loss  # pylint: disable=protected-access
 
 
 class SecondWriter(snt.scenarios.Hook):
