@@ -52,6 +52,8 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
   `BaseBatchNorm` for the arguments and the call.
   """
 
+  _fuses_moving_statistics = False  # Never fused, as in Sonnet.
+
   def __call__(self, inputs: tf.Tensor, is_training: types.BoolLike,
                test_local_stats: types.BoolLike = False,
                scale: tf.Tensor | None = None,
@@ -102,11 +104,11 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
     count = tf.cast(tf.size(x, out_type=tf.int64) // self._channels, x.dtype)
     total, count = context.all_reduce(
         tf.distribute.ReduceOp.SUM,
-        (tf.reduce_sum(x, self._axes, keepdims=True), count))
+        (tf.reduce_sum(x, self._axis, keepdims=True), count))
     mean = total / count
     squares = context.all_reduce(
         tf.distribute.ReduceOp.SUM,
-        tf.reduce_sum(tf.square(x - mean), self._axes, keepdims=True))
+        tf.reduce_sum(tf.square(x - mean), self._axis, keepdims=True))
     variance = squares / count
     if low_precision:
       mean = tf.cast(mean, inputs.dtype)

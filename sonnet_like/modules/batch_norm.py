@@ -45,11 +45,17 @@ class BaseBatchNorm(base.Module):
   passed at call time take their place, e.g. for conditional normalization.
 
   Attributes:
+    _axis: The axes the statistics reduce over (after the first call), as in
+      Sonnet 2, for subclasses.
     scale: The per-channel scale variable (created on the first call).
     offset: The per-channel offset variable (created on the first call).
     moving_mean: The metric tracking the mean.
     moving_variance: The metric tracking the variance.
   """
+
+  # Whether NHWC float32 inputs are normalized with the moving statistics by
+  # the fused kernel, as Sonnet 2 does.
+  _fuses_moving_statistics = True
 
   def __init__(self, create_scale: bool, create_offset: bool,
                moving_mean: Any, moving_variance: Any,
@@ -109,7 +115,8 @@ class BaseBatchNorm(base.Module):
     self._channel_axis = channel_axis
     self._channels = channels
     self._dtype = inputs.dtype
-    self._axes = tuple(a for a in range(rank) if a != channel_axis)
+    # The reduced axes, under Sonnet 2's name (subclasses read it).
+    self._axis = tuple(a for a in range(rank) if a != channel_axis)
     # Sonnet's fused layout: its moving variance is Bessel-corrected.
     self._nhwc = rank == 4 and channel_axis == 3
     self._fused = self._nhwc and inputs.dtype == tf.float32
@@ -210,7 +217,7 @@ class BaseBatchNorm(base.Module):
           epsilon=self._eps, data_format="NHWC", is_training=True)[:3]
       return (outputs, tf.reshape(mean, self._stats_shape),
               tf.reshape(variance, self._stats_shape))
-    mean, variance = tf.nn.moments(inputs, self._axes, keepdims=True)
+    mean, variance = tf.nn.moments(inputs, self._axis, keepdims=True)
     outputs = tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                         self._eps)
     if self._nhwc:  # Same statistics as the fused kernel's.
@@ -223,6 +230,16 @@ class BaseBatchNorm(base.Module):
     variance = self.moving_variance.value
     if isinstance(self.moving_mean, moving_averages.ExponentialMovingAverage):
       mean = self._require_statistics(mean)
+    channels = [self._channels]
+    if (self._fused and self._fuses_moving_statistics and
+        scale.shape == channels and offset.shape == channels and
+        isinstance(self._eps, numbers.Real)):
+      # Sonnet 2's kernel (and so its rounding) for NHWC float32.
+      return tf.raw_ops.FusedBatchNormV2(
+          x=inputs, scale=scale, offset=offset,
+          mean=tf.reshape(mean, channels),
+          variance=tf.reshape(variance, channels), epsilon=self._eps,
+          data_format="NHWC", is_training=False)[0]
     return tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                      self._eps)
 

@@ -27,6 +27,9 @@ from sonnet_like.modules import pad
 DATA_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 SUPPORTED_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
 
+# Sonnet 2's words for a `b_init` given without a bias.
+NO_BIAS_B_INIT = "When not using a bias the b_init must be None."
+
 TOO_SMALL_ERROR = (
     "{module} needs spatial sizes of at least {kernel} (the kernel shape "
     "dilated by the rate) {context}, got spatial sizes {sizes}. Use "
@@ -84,7 +87,7 @@ def bias_initializer(owner: str, with_bias: bool,
   if not with_bias:
     if b_init is not None:
       raise ValueError(f"{owner}: b_init must be None when with_bias=False, "
-                       f"got {b_init!r}.")
+                       f"got {b_init!r}. {NO_BIAS_B_INIT}")
     return None
   return initializers.Zeros() if b_init is None else b_init
 

@@ -68,6 +68,16 @@ def input_size_for(output: Any, stride: int, kernel: int, padding: str) -> Any:
   return -(-output // stride)  # Ceiling division, for ints and tensors.
 
 
+def _length(shape: Any) -> int | None:
+  """The length of a sequence, array or 1-D tensor; None for a scalar."""
+  if isinstance(shape, (list, tuple)):
+    return len(shape)
+  static = getattr(shape, "shape", None)
+  if static is not None and len(static) == 1:
+    return int(static[0]) if static[0] is not None else None
+  return None
+
+
 class ConvNDTranspose(base.Module):
   """An N-dimensional transposed convolution (N = 1, 2 or 3), with a bias.
 
@@ -123,8 +133,10 @@ class ConvNDTranspose(base.Module):
     super().__init__(name=name)
     owner = type(self).__name__
     if num_spatial_dims not in (1, 2, 3):
-      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
-                       f"{num_spatial_dims!r}.")
+      raise ValueError(
+          f"{owner}: We only support transpose convolution operations for "
+          "num_spatial_dims=1, 2 or 3, received "
+          f"num_spatial_dims={num_spatial_dims!r}.")
     n = num_spatial_dims
     self._num_spatial_dims = n
     self.output_channels = conv.positive_int(owner, "output_channels",
@@ -146,10 +158,11 @@ class ConvNDTranspose(base.Module):
     if output_shape is not None:
       if isinstance(output_shape, tf.TensorShape):
         output_shape = output_shape.as_list()
-      if isinstance(output_shape, (list, tuple)) and len(output_shape) != n:
+      length = _length(output_shape)
+      if length is not None and length != n:
         raise ValueError(
             f"{owner}: The output_shape must be of length {n} but instead "
-            f"was {len(output_shape)} (output_shape={output_shape!r}).")
+            f"was {length} (output_shape={output_shape!r}).")
       self.output_shape = conv.positive_ints(owner, "output_shape",
                                              output_shape, n)
       if self.padding == "VALID" and any(

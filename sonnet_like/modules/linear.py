@@ -40,7 +40,9 @@ class Linear(base.Module):
     super().__init__(name=name)
     arguments.check_positive_int("Linear", "output_size", output_size)
     if not with_bias and b_init is not None:
-      raise ValueError("Linear: b_init must be None when with_bias=False.")
+      raise ValueError("Linear: b_init must be None when with_bias=False, got "
+                       f"{b_init!r}. When not using a bias the b_init must be "
+                       "None.")
     self.output_size = output_size
     self.with_bias = with_bias
     self.w_init = w_init
