@@ -83,7 +83,8 @@ def _per_dim(value, n: int, argument: str) -> tuple:
   if isinstance(value, (list, tuple)) and len(value) not in (1, n):
     # A TypeError too, as Sonnet 2's, with its words.
     raise checks.ArgumentTypeError(
-        f"pad.create: {argument} must be a scalar or sequence of length 1 or "
+        f"pad.create: {argument} must be a scalar or a sequence of {n} "
+        f"values: {argument} must be a scalar or sequence of length 1 or "
         f"sequence of length {n}, got {value!r}.")
   if isinstance(value, (list, tuple)) and len(value) == 1:
     value = value[0]
