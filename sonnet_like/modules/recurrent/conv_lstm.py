@@ -71,10 +71,7 @@ class ConvNDLSTM(rnn_core.RNNCore):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    if num_spatial_dims not in (1, 2, 3):
-      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
-                       f"{num_spatial_dims!r}.")
-    n = num_spatial_dims
+    n = conv.check_spatial_dims(owner, num_spatial_dims)
     try:
       shape = tf.TensorShape(input_shape).as_list()
     except (TypeError, ValueError):
@@ -88,10 +85,8 @@ class ConvNDLSTM(rnn_core.RNNCore):
     self._input_shape = tuple(shape)
     self._output_channels = state_checks.check_positive_int(
         owner, "output_channels", output_channels)
-    if data_format is None:
-      data_format = conv.DATA_FORMATS[n][0]
-    self._channel_index = conv.channel_index(owner, data_format, n)
-    self._data_format = data_format
+    self._data_format, self._channel_index = conv.layout_of(
+        owner, data_format, n)
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
     self._dtype = state_checks.check_floating_dtype(owner, dtype)
