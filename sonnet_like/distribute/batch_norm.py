@@ -60,18 +60,8 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
                offset: tf.Tensor | None = None) -> tf.Tensor:
     """Normalizes `inputs` with the global batch (or moving) statistics.
 
-    Args:
-      inputs: A tensor in the module's `data_format`, rank >= 2.
-      is_training: A bool, or (without a strategy) a scalar boolean tensor:
-        use the global batch statistics and update the moving ones.
-      test_local_stats: Outside training, use the global batch statistics
-        instead of the moving ones.
-      scale: A tensor broadcastable to `inputs` replacing the scale; only
-        without `create_scale`.
-      offset: The same for the offset; only without `create_offset`.
-
-    Returns:
-      The normalized tensor, shaped like `inputs`.
+    The arguments are `BaseBatchNorm.__call__`'s; under a strategy,
+    `is_training` and `test_local_stats` must be Python bools.
     """
     if tf.distribute.has_strategy():
       for argument, flag in (("is_training", is_training),

@@ -12,6 +12,7 @@ from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.core import utils
 from sonnet_like.modules import moving_averages
+from sonnet_like.modules import norm_settings
 
 NO_MOVING_STATISTICS_ERROR = (
     "{module} was called with is_training=False before any call with "
@@ -22,7 +23,7 @@ NO_MOVING_STATISTICS_ERROR = (
     "statistics.")
 
 
-class BaseBatchNorm(base.Module):
+class BaseBatchNorm(norm_settings.NormSettings):
   r"""Batch normalization with caller-supplied moving statistics.
 
   Normalizes each channel over the batch and spatial axes:
@@ -82,25 +83,8 @@ class BaseBatchNorm(base.Module):
     """
     if "_scope_name" not in self.__dict__:  # `BatchNorm` enters it earlier.
       super().__init__(name=name)
-    cls = type(self).__name__
-    if (isinstance(eps, bool) or not isinstance(eps, numbers.Real) or
-        eps < 0) and not isinstance(eps, (tf.Tensor, tf.Variable)):
-      raise ValueError(f"{cls}: eps must be a non-negative number, got "
-                       f"{eps!r}.")
-    if not create_scale and scale_init is not None:
-      raise ValueError(f"{cls}: Cannot set `scale_init` if "
-                       f"`create_scale=False`, got scale_init={scale_init!r}.")
-    if not create_offset and offset_init is not None:
-      raise ValueError(f"{cls}: Cannot set `offset_init` if "
-                       f"`create_offset=False`, got offset_init="
-                       f"{offset_init!r}.")
-    self._channel_index = utils.channel_index(data_format, cls)
-    self._data_format = data_format
-    self._create_scale = create_scale
-    self._create_offset = create_offset
-    self._eps = eps
-    self._scale_init = scale_init or initializers.Ones()
-    self._offset_init = offset_init or initializers.Zeros()
+    self._set_norm_settings(create_scale, create_offset, eps, scale_init,
+                            offset_init, data_format)
     self.moving_mean = moving_mean
     self.moving_variance = moving_variance
 
@@ -154,14 +138,7 @@ class BaseBatchNorm(base.Module):
     """
     checks.check_is_training(self, is_training)
     checks.check_is_training(self, test_local_stats, "test_local_stats")
-    if self._create_scale and scale is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own scale: "
-                       "Cannot pass `scale` at call time if "
-                       "`create_scale=True`.")
-    if self._create_offset and offset is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own offset: "
-                       "Cannot pass `offset` at call time if "
-                       "`create_offset=True`.")
+    self._check_no_learnt_override(scale, offset)
     inputs = tf.convert_to_tensor(inputs)
     self._initialize(inputs)
     checks.check_rank(self, inputs, rank=self._rank, built=True)

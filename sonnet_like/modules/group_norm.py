@@ -1,5 +1,6 @@
 """GroupNorm: normalization over groups of channels of each input."""
 
+from typing import Any
 
 import tensorflow as tf
 
@@ -75,24 +76,9 @@ class GroupNorm(axis_norm.AxisNormBase):
     c = self._channel_axis
     self._grouped_axes = tuple(a + 1 if a >= c else a for a in axes)
 
-  def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
-               offset: tf.Tensor | None = None) -> tf.Tensor:
-    """Normalizes `inputs`.
-
-    Args:
-      inputs: A tensor in the module's `data_format`, rank >= 2.
-      scale: A tensor broadcastable to `inputs`; only without `create_scale`.
-      offset: A tensor broadcastable to `inputs`; only without
-        `create_offset`.
-
-    Returns:
-      The normalized tensor, shaped like `inputs`.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._check_no_learnt_override(scale, offset)  # Before building.
-    self._initialize(inputs)
-    inputs = self._check_like_built(inputs)
-    scale, offset = self._scale_and_offset(scale, offset)
+  def _normalize(self, inputs: tf.Tensor, scale: Any,
+                 offset: Any) -> tf.Tensor:
+    """Normalizes each group of channels over the chosen axes."""
     c = self._channel_axis
     shape = tf.shape(inputs)
     grouped_shape = tf.concat(
