@@ -45,12 +45,6 @@ def _is_int(value: Any) -> bool:
   return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def positive_int(owner: str, argument: str, value: Any) -> int:
-  """`value` as an int, or an error if it is not a positive int."""
-  arguments.check_positive_int(owner, argument, value)
-  return int(value)
-
-
 def positive_ints(owner: str, argument: str, value: Any,
                   n: int) -> tuple[int, ...]:
   """An int or a sequence of 1 or `n` ints -> `n` positive ints."""
@@ -372,8 +366,8 @@ class ConvND(ConvBase):
     super().__init__(name=name)
     owner = type(self).__name__
     n = check_spatial_dims(owner, num_spatial_dims)
-    self.output_channels = positive_int(owner, "output_channels",
-                                        output_channels)
+    self.output_channels = int(arguments.check_positive_int(
+        owner, "output_channels", output_channels))
     self._set_spatial(owner, n, kernel_shape, stride, rate,
                       "TensorFlow has no strided dilated convolution")
     # As given, like Sonnet; the tuples above are what the maths uses.

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import types
 from sonnet_like.modules import conv
@@ -133,8 +134,8 @@ class ConvNDTranspose(conv.ConvBase):
         owner, num_spatial_dims, " We only support transpose convolution "
         "operations for num_spatial_dims=1, 2 or 3, received "
         f"num_spatial_dims={num_spatial_dims!r}.")
-    self.output_channels = conv.positive_int(owner, "output_channels",
-                                             output_channels)
+    self.output_channels = int(arguments.check_positive_int(
+        owner, "output_channels", output_channels))
     self._set_spatial(owner, n, kernel_shape, stride, rate)
     if not isinstance(padding, str) or padding.upper() not in ("SAME",
                                                                "VALID"):

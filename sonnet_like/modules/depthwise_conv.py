@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import types
 from sonnet_like.modules import conv
 
@@ -68,8 +69,8 @@ class DepthwiseConv2D(conv.ConvBase):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    self.channel_multiplier = conv.positive_int(owner, "channel_multiplier",
-                                                channel_multiplier)
+    self.channel_multiplier = int(arguments.check_positive_int(
+        owner, "channel_multiplier", channel_multiplier))
     self._set_spatial(owner, 2, kernel_shape, stride, rate,
                       "TensorFlow's strided dilated depthwise convolution is "
                       "wrong")

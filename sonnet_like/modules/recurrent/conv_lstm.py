@@ -9,6 +9,7 @@ from typing import Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -83,13 +84,13 @@ class ConvNDLSTM(rnn_core.RNNCore):
                        f"{input_shape!r}.")
     self._num_spatial_dims = n
     self._input_shape = tuple(shape)
-    self._output_channels = state_checks.check_positive_int(
+    self._output_channels = arguments.check_positive_int(
         owner, "output_channels", output_channels)
     self._data_format, self._channel_index = conv.layout_of(
         owner, data_format, n)
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype(owner, dtype)
+    self._dtype = arguments.check_floating_dtype(owner, dtype)
     self._input_to_hidden = conv.ConvND(
         n, output_channels=4 * output_channels, kernel_shape=kernel_shape,
         padding="SAME", with_bias=False, w_init=w_i_init,

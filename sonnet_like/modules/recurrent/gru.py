@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -51,14 +52,14 @@ class GRU(rnn_core.RNNCore):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "GRU", "hidden_size", hidden_size)
     glorot_uniform = initializers.VarianceScaling(mode="fan_avg",
                                                   distribution="uniform")
     self._w_i_init = w_i_init or glorot_uniform
     self._w_h_init = w_h_init or glorot_uniform
     self._b_init = b_init or initializers.Zeros()
-    self._dtype = state_checks.check_floating_dtype("GRU", dtype)
+    self._dtype = arguments.check_floating_dtype("GRU", dtype)
 
   @property
   def input_to_hidden(self) -> tf.Variable:

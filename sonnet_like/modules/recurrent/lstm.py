@@ -5,6 +5,7 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -107,10 +108,10 @@ class LSTM(rnn_core.RNNCore):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "LSTM", "hidden_size", hidden_size)
     if projection_size is not None:
-      state_checks.check_positive_int("LSTM", "projection_size",
+      arguments.check_positive_int("LSTM", "projection_size",
                                       projection_size)
     elif projection_init is not None:
       raise ValueError("LSTM: projection_init must be None when projection "
@@ -123,7 +124,7 @@ class LSTM(rnn_core.RNNCore):
     self._w_h_init = w_h_init
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype("LSTM", dtype)
+    self._dtype = arguments.check_floating_dtype("LSTM", dtype)
 
   @property
   def input_to_hidden(self) -> tf.Variable:

@@ -4,6 +4,7 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -57,13 +58,13 @@ class UnrolledLSTM(rnn_core.UnrolledRNN):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "UnrolledLSTM", "hidden_size", hidden_size)
     self._w_i_init = w_i_init
     self._w_h_init = w_h_init
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype("UnrolledLSTM", dtype)
+    self._dtype = arguments.check_floating_dtype("UnrolledLSTM", dtype)
 
   @property
   def input_to_hidden(self) -> tf.Variable:
