@@ -160,21 +160,6 @@ class ConvNDLSTM(rnn_core.RNNCore):
     return next_hidden, lstm_lib.LSTMState(hidden=next_hidden, cell=next_cell)
 
 
-_ARGS_DOC = """
-    Args:
-      input_shape: Shape of one input without the batch axis.
-      output_channels: Channels of the hidden state and the cell.
-      kernel_shape: Kernel size, an int or one per spatial dimension.
-      data_format: Channels-last (default) or channels-first layout.
-      w_i_init: Initializer of `w_i` (see `ConvNDLSTM`).
-      w_h_init: Initializer of `w_h` (see `ConvNDLSTM`).
-      b_init: Initializer of `b`; zeros by default.
-      forget_bias: Added to the forget-gate bias after initialization.
-      dtype: Dtype of the variables, the state and the expected inputs.
-      name: Name of the module.
-"""
-
-
 class Conv1DLSTM(ConvNDLSTM):
   """1-D convolutional LSTM over `[B, W, C]` inputs (or "NCW").
 
@@ -186,18 +171,7 @@ class Conv1DLSTM(ConvNDLSTM):
       TensorShape([2, 8, 4])
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(1, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv1DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 1)
 
 
 class Conv2DLSTM(ConvNDLSTM):
@@ -214,18 +188,7 @@ class Conv2DLSTM(ConvNDLSTM):
        'conv2d_lstm_example/input_to_hidden/w:0']
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NHWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(2, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv2DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 2)
 
 
 class Conv3DLSTM(ConvNDLSTM):
@@ -240,15 +203,4 @@ class Conv3DLSTM(ConvNDLSTM):
       TensorShape([2, 4, 4, 4, 3])
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NDHWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(3, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv3DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 3)

@@ -3,15 +3,15 @@
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
+from sonnet_like.modules.recurrent import dense_weights
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
 
 
-class GRU(rnn_core.RNNCore):
+class GRU(dense_weights.DenseWeights, rnn_core.RNNCore):
   """Gated recurrent unit core.
 
   With `x` the input and `h` the previous state, each step computes
@@ -61,27 +61,16 @@ class GRU(rnn_core.RNNCore):
     self._b_init = b_init or initializers.Zeros()
     self._dtype = arguments.check_floating_dtype("GRU", dtype)
 
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._w_i
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._w_h
-
   def initial_state(self, batch_size: types.IntLike) -> tf.Tensor:
     """Zeros of shape `[batch_size, hidden_size]`."""
     return tf.zeros([batch_size, self._hidden_size], self._dtype)
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
-    self._input_size = checks.known_dim(self, inputs, -1, "input size")
-    size, dtype = self._hidden_size, self._dtype
-    self._w_i = tf.Variable(self._w_i_init([self._input_size, 3 * size], dtype),
-                            name="w_i")
-    self._w_h = tf.Variable(self._w_h_init([size, 3 * size], dtype),
-                            name="w_h")
-    self.b = tf.Variable(self._b_init([3 * size], dtype), name="b")
+    size = self._hidden_size
+    self._create_weights(inputs, 3 * size, size, self._w_i_init,
+                         self._w_h_init)
+    self.b = tf.Variable(self._b_init([3 * size], self._dtype), name="b")
 
   def __call__(self, inputs: tf.Tensor,
                prev_state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -94,11 +83,7 @@ class GRU(rnn_core.RNNCore):
     Returns:
       `(outputs, next_state)`, the same `[B, hidden_size]` tensor twice.
     """
-    inputs = state_checks.check_inputs(self, inputs, self._dtype, rank=2,
-                                       layout="[B, input_size]")
-    self._initialize(inputs)
-    inputs = checks.check_dim(self, inputs, -1, self._input_size,
-                              "input size")
+    inputs = self._checked_inputs(inputs, "[B, input_size]")
     prev_state = state_checks.check_state(
         self, prev_state, tf.TensorShape([self._hidden_size]), self._dtype,
         inputs)
