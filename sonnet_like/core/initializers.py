@@ -125,28 +125,26 @@ class RandomUniform(Initializer):
                              _numerical(self, dtype), seed=self.seed)
 
 
-class RandomNormal(Initializer):
-  """Normal with the given mean and standard deviation."""
+class _MeanAndStddev(Initializer):
+  """An initializer drawing from a distribution given by mean and stddev."""
 
   def __init__(self, mean: types.FloatLike = 0.0,
                stddev: types.FloatLike = 1.0, seed: int | None = None):
     self.mean = mean
     self.stddev = stddev
     self.seed = seed
+
+
+class RandomNormal(_MeanAndStddev):
+  """Normal with the given mean and standard deviation."""
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     return tf.random.normal(shape, self.mean, self.stddev,
                             _floating(self, dtype), seed=self.seed)
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_MeanAndStddev):
   """Normal, with draws more than two stddevs from the mean redrawn."""
-
-  def __init__(self, mean: types.FloatLike = 0.0,
-               stddev: types.FloatLike = 1.0, seed: int | None = None):
-    self.mean = mean
-    self.stddev = stddev
-    self.seed = seed
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     return tf.random.truncated_normal(shape, self.mean, self.stddev,
