@@ -18,9 +18,10 @@ from sonnet_like.modules import conv
 from sonnet_like.modules.recurrent import lstm as lstm_lib
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
+from sonnet_like.modules.recurrent import weights
 
 
-class ConvNDLSTM(rnn_core.RNNCore):
+class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
   """Convolutional LSTM over `num_spatial_dims` spatial dimensions.
 
   With `*` a SAME-padded convolution, each step computes
@@ -99,14 +100,6 @@ class ConvNDLSTM(rnn_core.RNNCore):
         n, output_channels=4 * output_channels, kernel_shape=kernel_shape,
         padding="SAME", with_bias=False, w_init=w_h_init,
         data_format=data_format, name="hidden_to_hidden")
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._input_to_hidden.w
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._hidden_to_hidden.w
 
   def _state_shape(self) -> list[int]:
     shape = list(self._input_shape)

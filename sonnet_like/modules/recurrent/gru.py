@@ -1,17 +1,17 @@
 """GRU: the gated recurrent unit core."""
 
+from typing import Any
+
 import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
-from sonnet_like.core import types
-from sonnet_like.modules.recurrent import dense_weights
-from sonnet_like.modules.recurrent import rnn_core
-from sonnet_like.modules.recurrent import state_checks
+from sonnet_like.modules.recurrent import hidden_state
+from sonnet_like.modules.recurrent import weights
 
 
-class GRU(dense_weights.DenseWeights, rnn_core.RNNCore):
+class GRU(weights.DenseWeights, hidden_state.HiddenStateCore):
   """Gated recurrent unit core.
 
   With `x` the input and `h` the previous state, each step computes
@@ -61,10 +61,6 @@ class GRU(dense_weights.DenseWeights, rnn_core.RNNCore):
     self._b_init = b_init or initializers.Zeros()
     self._dtype = arguments.check_floating_dtype("GRU", dtype)
 
-  def initial_state(self, batch_size: types.IntLike) -> tf.Tensor:
-    """Zeros of shape `[batch_size, hidden_size]`."""
-    return tf.zeros([batch_size, self._hidden_size], self._dtype)
-
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
     size = self._hidden_size
@@ -72,21 +68,9 @@ class GRU(dense_weights.DenseWeights, rnn_core.RNNCore):
                          self._w_h_init)
     self.b = tf.Variable(self._b_init([3 * size], self._dtype), name="b")
 
-  def __call__(self, inputs: tf.Tensor,
-               prev_state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """One step.
-
-    Args:
-      inputs: `[B, input_size]`.
-      prev_state: `[B, hidden_size]`.
-
-    Returns:
-      `(outputs, next_state)`, the same `[B, hidden_size]` tensor twice.
-    """
+  def _step(self, inputs: Any, prev_state: Any) -> tf.Tensor:
     inputs = self._checked_inputs(inputs, "[B, input_size]")
-    prev_state = state_checks.check_state(
-        self, prev_state, tf.TensorShape([self._hidden_size]), self._dtype,
-        inputs)
+    prev_state = self._checked_state(prev_state, inputs)
     gates_x = tf.matmul(inputs, self._w_i)
     zr_x, a_x = tf.split(gates_x, [2 * self._hidden_size, self._hidden_size],
                          axis=-1)
@@ -96,5 +80,4 @@ class GRU(dense_weights.DenseWeights, rnn_core.RNNCore):
     z, r = tf.split(tf.sigmoid(zr_x + tf.matmul(prev_state, w_h_zr) + b_zr),
                     2, axis=-1)
     a = tf.tanh(a_x + tf.matmul(r * prev_state, w_h_a) + b_a)
-    next_state = (1 - z) * prev_state + z * a
-    return next_state, next_state
+    return (1 - z) * prev_state + z * a

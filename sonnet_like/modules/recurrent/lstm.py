@@ -9,7 +9,7 @@ from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
-from sonnet_like.modules.recurrent import dense_weights
+from sonnet_like.modules.recurrent import weights
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
 
@@ -54,7 +54,7 @@ def lstm_bias(b_init: initializers.Initializer, hidden_size: int,
   return tf.concat([b_i, b_f + forget_bias, b_g, b_o], axis=0)
 
 
-class LSTM(dense_weights.DenseWeights, rnn_core.RNNCore):
+class LSTM(weights.DenseWeights, rnn_core.RNNCore):
   """Long short-term memory core.
 
   With `[x, h]` the input and previous hidden state and `c` the previous cell,

@@ -6,14 +6,14 @@ from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
-from sonnet_like.modules.recurrent import dense_weights
+from sonnet_like.modules.recurrent import weights
 from sonnet_like.modules.recurrent import lstm as lstm_lib
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
 from sonnet_like.modules.recurrent import unroll
 
 
-class UnrolledLSTM(dense_weights.DenseWeights, rnn_core.UnrolledRNN):
+class UnrolledLSTM(weights.DenseWeights, rnn_core.UnrolledRNN):
   """An LSTM that consumes a whole `[T, B, input_size]` sequence per call.
 
   Same variables, initialization and numerics as `snt.LSTM` (without

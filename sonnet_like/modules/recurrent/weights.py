@@ -1,8 +1,11 @@
-"""`DenseWeights`: what GRU, LSTM and UnrolledLSTM share.
+"""How a recurrent core holds its input and hidden weights `w_i`, `w_h`.
 
-Each multiplies its input by `w_i` (`[input_size, gates]`) and its hidden
-state by `w_h` (`[hidden, gates]`), made on the first call once the input
-size is known, and checks every later input against that size.
+`DenseWeights` (GRU, LSTM, UnrolledLSTM): matrices `w_i` (`[input_size,
+gates]`) and `w_h` (`[hidden, gates]`) of its own, made on the first call
+once the input size is known; later inputs are checked against that size.
+`SubmoduleWeights` (VanillaRNN, the ConvLSTMs): the `w` of two submodules,
+`_input_to_hidden` and `_hidden_to_hidden`. Both expose them as Sonnet 2
+does, as `input_to_hidden` and `hidden_to_hidden`.
 """
 
 import math
@@ -49,3 +52,16 @@ class DenseWeights:
                                        layout=layout)
     self._initialize(inputs)
     return checks.check_dim(self, inputs, -1, self._input_size, "input size")
+
+
+class SubmoduleWeights:
+  """A mixin for a core whose `_input_to_hidden` and `_hidden_to_hidden`
+  submodules (a `Linear` or a `ConvND`) hold `w_i` and `w_h`."""
+
+  @property
+  def input_to_hidden(self) -> tf.Variable:
+    return self._input_to_hidden.w
+
+  @property
+  def hidden_to_hidden(self) -> tf.Variable:
+    return self._hidden_to_hidden.w
