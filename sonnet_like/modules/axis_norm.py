@@ -155,28 +155,15 @@ class LayerNorm(AxisNormBase):
     offset: The offset variable, or None without `create_offset`.
   """
 
+  @norm_settings.documented(axis=(
+      "The axes to normalize over: an int, a sequence of ints or a slice "
+      "(e.g. -1 for the channels only, `slice(1, None)` for all but the "
+      "batch)."))
   def __init__(self, axis: Axis, create_scale: bool, create_offset: bool,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      axis: The axes to normalize over: an int, a sequence of ints or a slice
-        (e.g. -1 for the channels only, `slice(1, None)` for all but the
-        batch).
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW": where the channels of scale/offset are.
-      name: Name of the module.
-    """
     super().__init__(create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
     check_axis(type(self).__name__, axis)

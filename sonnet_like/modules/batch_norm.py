@@ -58,29 +58,16 @@ class BaseBatchNorm(norm_settings.NormSettings):
   # the fused kernel, as Sonnet 2 does.
   _fuses_moving_statistics = True
 
+  @norm_settings.documented(
+      moving_mean="A metric (`update(value)`, `value`, `initialize(value)`), "
+      "e.g. an `ExponentialMovingAverage`, tracking the mean.",
+      moving_variance="The same for the variance.")
   def __init__(self, create_scale: bool, create_offset: bool,
                moving_mean: Any, moving_variance: Any,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      moving_mean: A metric (`update(value)`, `value`, `initialize(value)`),
-        e.g. an `ExponentialMovingAverage`, tracking the mean.
-      moving_variance: The same for the variance.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     if "_scope_name" not in self.__dict__:  # `BatchNorm` enters it earlier.
       super().__init__(name=name)
     self._set_norm_settings(create_scale, create_offset, eps, scale_init,
@@ -259,26 +246,13 @@ class BatchNorm(BaseBatchNorm):
   See `BaseBatchNorm` for the arguments and the call.
   """
 
+  @norm_settings.documented(
+      decay_rate="Decay of the moving averages, in (0, 1).")
   def __init__(self, create_scale: bool, create_offset: bool,
                decay_rate: float = 0.999, eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      decay_rate: Decay of the moving averages, in (0, 1).
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     # Enter the module's scope first so the averages are named inside it.
     base.Module.__init__(self, name=name)
     moving_averages.check_decay(type(self).__name__, "decay_rate", decay_rate,

@@ -10,6 +10,7 @@ from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.modules import axis_norm
+from sonnet_like.modules import norm_settings
 
 
 class GroupNorm(axis_norm.AxisNormBase):
@@ -25,31 +26,18 @@ class GroupNorm(axis_norm.AxisNormBase):
       array([[-1., 1., -1., 1.]], dtype=float32)
   """
 
+  @norm_settings.documented(groups=(
+      "How many groups to split the channels into; it must divide the "
+      "number of channels."), axis=(
+      "The input axes to normalize over (an int, sequence of ints or "
+      "slice); the channel axis stands for the channels of one group. By "
+      "default all but the batch; `slice(2, None)` also keeps a time axis."))
   def __init__(self, groups: int, axis: axis_norm.Axis = slice(1, None),
                create_scale: bool = True, create_offset: bool = True,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      groups: How many groups to split the channels into; it must divide
-        the number of channels.
-      axis: The input axes to normalize over (an int, sequence of ints or
-        slice); the channel axis stands for the channels of one group. By
-        default all but the batch; `slice(2, None)` also keeps a time axis.
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     super().__init__(create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
     arguments.check_positive_int("GroupNorm", "groups", groups)

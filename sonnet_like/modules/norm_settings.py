@@ -3,11 +3,14 @@
 `BaseBatchNorm` (and `CrossReplicaBatchNorm`), `LayerNorm`, `InstanceNorm`
 and `GroupNorm` take the same `create_scale`, `create_offset`, `eps`,
 `scale_init`, `offset_init` and `data_format`; `NormSettings` checks and
-stores them with one wording per rule.
+stores them with one wording per rule, and `documented` writes their
+constructors' docstrings from one description of each.
 """
 
+import inspect
 import numbers
-from typing import Any
+import textwrap
+from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
 
@@ -16,6 +19,40 @@ from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import types
 from sonnet_like.core import utils
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The shared constructor arguments, described once.
+ARGUMENTS = {
+    "create_scale": "Whether to learn a per-channel scale.",
+    "create_offset": "Whether to learn a per-channel offset.",
+    "eps": "Added to the variance before the square root.",
+    "scale_init": "Initializer of the scale (ones by default); only with "
+                  "`create_scale=True`.",
+    "offset_init": "Initializer of the offset (zeros by default); only with "
+                   "`create_offset=True`.",
+    "data_format": '"channels_last" (default), "channels_first", or a layout '
+                   'such as "NHWC" or "NCHW".',
+    "name": "Name of the module.",
+}
+
+
+def documented(**own: str) -> Callable[[F], F]:
+  """Gives a norm's `__init__` its docstring: an `Args:` entry for each
+  parameter, from `own` or else from `ARGUMENTS`, in signature order."""
+
+  def decorate(init: F) -> F:
+    lines = ["Constructs the module.", "", "Args:"]
+    for name in inspect.signature(init).parameters:
+      if name != "self":
+        lines += textwrap.wrap(f"{name}: {own.get(name) or ARGUMENTS[name]}",
+                               width=74, initial_indent="  ",
+                               subsequent_indent="    ")
+    init.__doc__ = "\n".join(lines)
+    return init
+
+  return decorate
 
 
 class NormSettings(base.Module):

@@ -49,3 +49,18 @@ def test_every_norm_refuses_a_call_time_override_alike(name, kind):
 def test_eps_may_be_a_tensor():
   for make in _NORMS.values():
     make(create_scale=True, create_offset=True, eps=tf.constant(1e-3))
+
+
+@pytest.mark.parametrize("cls", [snt.BaseBatchNorm, snt.BatchNorm,
+                                 snt.LayerNorm, snt.GroupNorm])
+def test_constructor_docstrings_describe_every_argument_once(cls):
+  import inspect  # pylint: disable=g-import-not-at-top
+  from sonnet_like.modules import norm_settings  # pylint: disable=g-import-not-at-top
+  doc = inspect.getdoc(cls.__init__)
+  names = [n for n in inspect.signature(cls.__init__).parameters
+           if n != "self"]
+  documented = [line.split(":")[0].strip() for line in doc.splitlines()
+                if line.startswith("  ") and not line.startswith("    ")]
+  assert documented == names
+  for name, text in norm_settings.ARGUMENTS.items():
+    assert " ".join(text.split()) in " ".join(doc.split()), name
