@@ -54,6 +54,16 @@ def check_floating_dtype(owner: str, dtype: Any) -> tf.DType:
   return converted
 
 
+def check_no_b_init_without_bias(owner: str, with_bias: Any,
+                                 b_init: Any) -> None:
+  """Raises if `b_init` is given while `with_bias` is false (Sonnet 2's
+  words end the message)."""
+  if not with_bias and b_init is not None:
+    raise ValueError(f"{owner}: b_init must be None when with_bias=False, got "
+                     f"{b_init!r}. When not using a bias the b_init must be "
+                     "None.")
+
+
 def check_non_negative_int(owner: str, argument: str, value: Any) -> None:
   """Raises unless `value` is an int >= 0."""
   if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or

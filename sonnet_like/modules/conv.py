@@ -28,9 +28,6 @@ from sonnet_like.modules import pad
 DATA_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 SUPPORTED_DTYPES = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
 
-# Sonnet 2's words for a `b_init` given without a bias.
-NO_BIAS_B_INIT = "When not using a bias the b_init must be None."
-
 TOO_SMALL_ERROR = (
     "{module} needs spatial sizes of at least {kernel} (the kernel shape "
     "dilated by the rate) {context}, got spatial sizes {sizes}. Use "
@@ -79,10 +76,8 @@ def bias_initializer(owner: str, with_bias: bool,
   """`b_init`, zeros by default; an error if given without a bias."""
   if not isinstance(with_bias, (bool, np.bool_)):
     raise ValueError(f"{owner}: with_bias must be a bool, got {with_bias!r}.")
+  arguments.check_no_b_init_without_bias(owner, with_bias, b_init)
   if not with_bias:
-    if b_init is not None:
-      raise ValueError(f"{owner}: b_init must be None when with_bias=False, "
-                       f"got {b_init!r}. {NO_BIAS_B_INIT}")
     return None
   return initializers.Zeros() if b_init is None else b_init
 
@@ -191,11 +186,11 @@ class ConvBase(base.Module):
   """What the conv family shares: weights and bias, input checks, layout.
 
   A subclass's `__init__` calls `_set_spatial` and `_set_weights`, and it
-  defines `_weight_shape`, `_convolve`
-  (on a channels-last input, without the bias) and, where they differ from a
-  convolution's, `_fan_in` and `_bias_size`. The first call checks the input,
-  creates `w` (and `b`); every call checks the input against them and moves
-  channels-first inputs to channels-last around `_convolve`.
+  defines `_weight_shape`, `_convolve` (on a channels-last input, without
+  the bias) and, where they differ from a convolution's, `_fan_in` and
+  `_bias_size`. The first call checks the input and creates `w` (and `b`);
+  every call checks the input against them and moves channels-first inputs
+  to channels-last around `_convolve`.
   """
 
   def _set_spatial(self, owner: str, n: int, kernel_shape: Any, stride: Any,

@@ -69,3 +69,12 @@ def test_floating_dtype_refuses_with_both_error_types(dtype):
     arguments.check_floating_dtype("Thing", dtype)
   with pytest.raises(ValueError):
     arguments.check_floating_dtype("Thing", dtype)
+
+
+def test_b_init_without_bias_has_our_and_sonnets_words():
+  arguments.check_no_b_init_without_bias("Thing", True, object())
+  arguments.check_no_b_init_without_bias("Thing", False, None)
+  with pytest.raises(ValueError, match=r"^Thing: b_init must be None when "
+                     r"with_bias=False, got 'zeros'\. When not using a bias "
+                     r"the b_init must be None\.$"):
+    arguments.check_no_b_init_without_bias("Thing", False, "zeros")
