@@ -6,7 +6,9 @@ import re
 import setuptools
 
 _HERE = pathlib.Path(__file__).parent
-_VERSION = re.search(r'__version__ = "([^"]+)"',
+# The package's own version (`snt.__version__` is the Sonnet API version
+# with it as a local label).
+_VERSION = re.search(r'__sonnet_like_version__ = "([^"]+)"',
                      (_HERE / "sonnet_like" / "__init__.py").read_text())[1]
 
 setuptools.setup(

@@ -17,7 +17,7 @@ import sonnet_like  # pylint: disable=g-import-not-at-top,wrong-import-position
 project = "sonnet_like"
 author = "the sonnet_like authors"
 copyright = "the sonnet_like authors"  # pylint: disable=redefined-builtin
-release = version = sonnet_like.__version__
+release = version = sonnet_like.__sonnet_like_version__
 
 extensions = [
     "sphinx.ext.autodoc",

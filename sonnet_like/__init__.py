@@ -85,7 +85,14 @@ from sonnet_like import export
 from sonnet_like import envs
 from sonnet_like import scenarios
 
-__version__ = "0.1.0"
+# The version of this package (setup.py reads it from this line).
+__sonnet_like_version__ = "0.1.0"
+# The Sonnet API this package follows.
+_SONNET_API_VERSION = "2.0.2"
+# `snt.__version__`, read by Sonnet 2 programs: the Sonnet API version, so a
+# check for Sonnet 2 takes its Sonnet-2 branch, with this package's version
+# as a PEP 440 local label, e.g. "2.0.2+sonnetlike.0.1.0".
+__version__ = f"{_SONNET_API_VERSION}+sonnetlike.{__sonnet_like_version__}"
 
 __all__ = [
     # --- core ---

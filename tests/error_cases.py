@@ -91,7 +91,9 @@ def _case(name, build, use=None, phrase=None, who=""):
   return ErrorCase(name, build, use, phrase, who)
 
 
-_B_INIT = "b_init must be None"
+_B_INIT = "When not using a bias the b_init must be None"
+_RESHAPE = "Input to reshape is a tensor with"
+_PER_DIM = "must be a scalar or sequence of length 1 or sequence of length 3"
 _NO_IS_TRAINING = "missing 1 required positional argument: 'is_training'"
 _RANK_CHANGE = "The rank of the inputs cannot change between calls"
 _AXIS = "`axis` should be an int, slice or iterable of ints"
@@ -106,6 +108,15 @@ _2D = "The tensor to initialize must be at least two-dimensional"
 
 def _zeros(snt):
   return snt.initializers.Zeros()
+
+
+def _conv_nd_transpose(snt, *args, **kwargs):
+  """`ConvNDTranspose` (public in neither library's top level)."""
+  if snt.__name__ == "sonnet":
+    from sonnet.src import conv_transpose  # pylint: disable=g-import-not-at-top
+  else:
+    from sonnet_like.modules import conv_transpose  # pylint: disable=g-import-not-at-top
+  return conv_transpose.ConvNDTranspose(*args, **kwargs)
 
 
 def _ones(snt):
@@ -255,9 +266,13 @@ CASES: list[ErrorCase] = [
           lambda snt, m: m(x(2, 4)),
           "should have at least as many as preserve_dims=3"),
     _case("Reshape_incompatible", lambda snt: snt.Reshape((5,)),
-          lambda snt, m: m(x(2, 3, 4))),
+          lambda snt, m: m(x(2, 3, 4)),
+          f"{_RESHAPE} 24 values, but the requested shape has 10"),
+    _case("Reshape_wildcard_incompatible", lambda snt: snt.Reshape((-1, 5)),
+          lambda snt, m: m(x(2, 3, 4)),
+          f"{_RESHAPE} 24 values, but the requested shape has 20"),
     _case("Reshape_two_wildcards", lambda snt: snt.Reshape((-1, -1)),
-          lambda snt, m: m(x(2, 3, 4))),
+          lambda snt, m: m(x(2, 3, 4)), _RESHAPE),
     _case("Flatten_rank1", lambda snt: snt.Flatten(),
           lambda snt, m: m(x(4))),
     _case("Flatten_preserve_dims_above_rank",
@@ -566,7 +581,28 @@ CASES: list[ErrorCase] = [
           lambda snt: snt.BatchApply(lambda a, b: a + b),
           lambda snt, m: m(x(2, 3, 4), x(3, 2, 4))),
     _case("Reshape_output_shape_type", lambda snt: snt.Reshape("ab"),
-          lambda snt, m: m(x(2, 3))),
+          lambda snt, m: m(x(2, 3)),
+          "Can't convert Python sequence with mixed types to Tensor"),
+    _case("pad_create_kernel_length",
+          lambda snt: snt.pad.create(snt.pad.same, [3, 3], 1, 3, -1),
+          phrase=f"kernel {_PER_DIM}", who="pad.create"),
+    _case("pad_create_rate_length",
+          lambda snt: snt.pad.create(snt.pad.same, 3, [1, 2], 3, -1),
+          phrase=f"rate {_PER_DIM}", who="pad.create"),
+    _case("ConvNDTranspose_num_spatial_dims",
+          lambda snt: _conv_nd_transpose(snt, 4, 3, 3, data_format="NHWC"),
+          phrase="We only support transpose convolution operations for "
+          "num_spatial_dims=1, 2 or 3, received num_spatial_dims=4"),
+    _case("ConvNDTranspose_b_init_no_bias",
+          lambda snt: _conv_nd_transpose(snt, 2, 3, 3, with_bias=False,
+                                         b_init=_zeros(snt),
+                                         data_format="NHWC"),
+          phrase=_B_INIT),
+    _case("ConvNDTranspose_output_shape_length",
+          lambda snt: _conv_nd_transpose(snt, 2, 3, 3, output_shape=(4, 4, 4),
+                                         data_format="NHWC"),
+          lambda snt, m: m(x(2, 4, 4, 2)),
+          "The output_shape must be of length 2 but instead was 3"),
     _case("Flatten_unknown_rank", lambda snt: snt.Flatten(),
           lambda snt, m: _trace(m, None)),
     _case("Adam_int_parameters", lambda snt: snt.optimizers.Adam(0.1),
@@ -617,10 +653,12 @@ EARLIER: dict[str, str] = {
                               "kernel.",
     "Conv2D_bad_kernel_length": "same: checked in __init__.",
     "Conv2DTranspose_output_shape_length": "same: checked in __init__.",
+    "ConvNDTranspose_output_shape_length": "same: checked in __init__.",
     "Dropout_rate": "same: checked in __init__ (Sonnet: tf.nn.dropout).",
     "Reshape_two_wildcards": "same: checked in __init__ (Sonnet: a reshape "
                              "kernel error).",
-    "Reshape_output_shape_type": "same (Sonnet: converting it to a tensor).",
+    "Reshape_output_shape_type": "same (Sonnet: converting it to a tensor); "
+                                 "ours ends with Sonnet's words.",
     "BatchApply_num_dims_0": "same (Sonnet: a TypeError from TensorShape).",
     "Conv1D_padding_string": "same (Sonnet: the kernel rejects 'CAUSAL').",
     "Conv2D_padding_functions_length": "same; a TypeError too, as Sonnet's.",

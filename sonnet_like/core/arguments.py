@@ -15,16 +15,53 @@ import inspect
 import numbers
 from typing import Any, Iterable
 
+import tensorflow as tf
+
+from sonnet_like.core import checks
+
 
 def check_positive_int(owner: str, argument: str, value: Any,
-                       optional: bool = False) -> None:
-  """Raises unless `value` is an int >= 1 (or None when `optional`)."""
+                       optional: bool = False) -> Any:
+  """Returns `value` if it is an int >= 1 (or None when `optional`).
+
+  NumPy ints count as ints (and are returned as given).
+
+  Raises:
+    ValueError: naming `owner` and `argument`, otherwise.
+  """
   if value is None and optional:
-    return
+    return value
   if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or
       value < 1):
     raise ValueError(f"{owner}: {argument} must be a positive int"
                      f"{' or None' if optional else ''}, got {value!r}.")
+  return value
+
+
+def check_floating_dtype(owner: str, dtype: Any) -> tf.DType:
+  """Returns `dtype` as a `tf.DType` if it is a floating-point dtype.
+
+  Raises:
+    ArgumentTypeError: (a `TypeError` and a `ValueError`) otherwise.
+  """
+  try:
+    converted = tf.as_dtype(dtype)
+  except TypeError:
+    converted = None
+  if converted is None or not converted.is_floating:
+    raise checks.ArgumentTypeError(
+        f"{owner}: dtype must be a floating-point dtype, got {dtype!r}.")
+  return converted
+
+
+def check_no_b_init_without_bias(owner: str, with_bias: Any,
+                                 b_init: Any) -> None:
+  """Raises if `b_init` is given while `with_bias` is false (Sonnet 2's
+  words end the message)."""
+  if not with_bias and b_init is not None:
+    raise ValueError(f"{owner}: b_init must be None when with_bias=False, got "
+                     f"{b_init!r}. When not using a bias the b_init must be "
+                     "None.")
 
 
 def check_non_negative_int(owner: str, argument: str, value: Any) -> None:

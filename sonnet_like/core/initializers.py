@@ -41,8 +41,34 @@ def _floating(owner: Any, dtype: tf.DType) -> tf.DType:
   return dtype
 
 
-def _static_shape(shape: types.ShapeLike) -> list[int]:
-  return tf.TensorShape(shape).as_list()
+def _dims(owner: Any, shape: types.ShapeLike | tf.Tensor) -> Any:
+  """`shape` as a list of ints, or as a 1-D int tensor known only at run time.
+
+  A shape tensor (`tf.shape(t)` inside `tf.function`, for an initial state
+  whose batch size comes at run time) stays a tensor unless its value is
+  known while tracing; its length must be known.
+  """
+  if not isinstance(shape, (tf.Tensor, tf.Variable)):
+    return tf.TensorShape(shape).as_list()
+  value = tf.get_static_value(shape)
+  if value is not None:
+    return [int(d) for d in np.reshape(value, [-1])]
+  if shape.shape.rank != 1 or shape.shape[0] is None:
+    raise ValueError(f"{type(owner).__name__}: a shape tensor must be 1-D with "
+                     f"a known length, got a tensor of shape {shape.shape}.")
+  return shape
+
+
+def _rank(dims: Any) -> int:
+  return len(dims) if isinstance(dims, list) else dims.shape[0]
+
+
+def _at_least_2d(owner: Any, dims: Any) -> None:
+  if _rank(dims) < 2:
+    got = (f"shape {dims}" if isinstance(dims, list) else
+           f"a shape tensor of length {_rank(dims)}")
+    raise ValueError(f"{type(owner).__name__}: The tensor to initialize must "
+                     f"be at least two-dimensional, got {got}.")
 
 
 class Initializer(abc.ABC):
@@ -99,28 +125,26 @@ class RandomUniform(Initializer):
                              _numerical(self, dtype), seed=self.seed)
 
 
-class RandomNormal(Initializer):
-  """Normal with the given mean and standard deviation."""
+class _MeanAndStddev(Initializer):
+  """An initializer drawing from a distribution given by mean and stddev."""
 
   def __init__(self, mean: types.FloatLike = 0.0,
                stddev: types.FloatLike = 1.0, seed: int | None = None):
     self.mean = mean
     self.stddev = stddev
     self.seed = seed
+
+
+class RandomNormal(_MeanAndStddev):
+  """Normal with the given mean and standard deviation."""
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     return tf.random.normal(shape, self.mean, self.stddev,
                             _floating(self, dtype), seed=self.seed)
 
 
-class TruncatedNormal(Initializer):
+class TruncatedNormal(_MeanAndStddev):
   """Normal, with draws more than two stddevs from the mean redrawn."""
-
-  def __init__(self, mean: types.FloatLike = 0.0,
-               stddev: types.FloatLike = 1.0, seed: int | None = None):
-    self.mean = mean
-    self.stddev = stddev
-    self.seed = seed
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     return tf.random.truncated_normal(shape, self.mean, self.stddev,
@@ -134,13 +158,12 @@ class Identity(Initializer):
     self.gain = gain
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
-    dims = _static_shape(shape)
-    if len(dims) < 2:
-      raise ValueError(f"Identity: The tensor to initialize must be at least "
-                       f"two-dimensional, got shape {dims}.")
-    eye = tf.eye(dims[-2], dims[-1], batch_shape=dims[:-2] or None,
-                 dtype=_numerical(self, dtype))
-    return self.gain * eye
+    dims = _dims(self, shape)
+    _at_least_2d(self, dims)
+    dtype = _numerical(self, dtype)
+    batch = dims[:-2] if _rank(dims) > 2 else None
+    return self.gain * tf.eye(dims[-2], dims[-1], batch_shape=batch,
+                              dtype=dtype)
 
 
 class Orthogonal(Initializer):
@@ -154,26 +177,35 @@ class Orthogonal(Initializer):
     self.seed = seed
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
-    dims = _static_shape(shape)
-    if len(dims) < 2:
-      raise ValueError(f"Orthogonal: The tensor to initialize must be at least "
-                       f"two-dimensional, got shape {dims}.")
-    rows, cols = math.prod(dims[:-1]), dims[-1]
-    noise = tf.random.normal([max(rows, cols), min(rows, cols)],
-                             dtype=_floating(self, dtype), seed=self.seed)
+    dims = _dims(self, shape)
+    _at_least_2d(self, dims)
+    dtype = _floating(self, dtype)
+    if isinstance(dims, list):
+      rows, cols = math.prod(dims[:-1]), dims[-1]
+    else:
+      rows, cols = tf.reduce_prod(dims[:-1]), dims[-1]
+    noise = tf.random.normal([tf.maximum(rows, cols), tf.minimum(rows, cols)],
+                             dtype=dtype, seed=self.seed)
     q, r = tf.linalg.qr(noise, full_matrices=False)
     q *= tf.sign(tf.linalg.diag_part(r))  # Makes the decomposition unique.
-    if rows < cols:
-      q = tf.transpose(q)
+    if isinstance(dims, list):
+      q = tf.transpose(q) if rows < cols else q
+    else:
+      q = tf.cond(rows < cols, lambda: tf.transpose(q), lambda: q)
     return self.gain * tf.reshape(q, dims)
 
 
-def _fans(dims: list[int]) -> tuple[int, int]:
-  if not dims:
+def _fans(dims: Any) -> tuple[Any, Any]:
+  """Fan-in and fan-out of a kernel shape (ints, or tensors for a tensor)."""
+  rank = _rank(dims)
+  if rank == 0:
     return 1, 1
-  if len(dims) == 1:
+  if rank == 1:
     return dims[0], dims[0]
-  receptive_field = math.prod(dims[:-2])
+  if isinstance(dims, list):
+    receptive_field = math.prod(dims[:-2])
+  else:
+    receptive_field = tf.reduce_prod(dims[:-2])
   return dims[-2] * receptive_field, dims[-1] * receptive_field
 
 
@@ -206,15 +238,16 @@ class VarianceScaling(Initializer):
 
   def __call__(self, shape: types.ShapeLike, dtype: tf.DType) -> tf.Tensor:
     dtype = _floating(self, dtype)
-    dims = _static_shape(shape)
-    fan_in, fan_out = _fans(dims)
+    dims = _dims(self, shape)
+    # In `dtype`, in Sonnet 2's order, so the values agree bit for bit.
+    fan_in, fan_out = (tf.cast(fan, dtype) for fan in _fans(dims))
     n = {"fan_in": fan_in, "fan_out": fan_out,
          "fan_avg": (fan_in + fan_out) / 2.}[self.mode]
-    scale = self.scale / max(1., n)
+    scale = self.scale / tf.maximum(1., n)
     if self.distribution == "truncated_normal":
-      stddev = math.sqrt(scale) / _TRUNCATED_UNIT_STDDEV
+      stddev = tf.sqrt(scale) / _TRUNCATED_UNIT_STDDEV
       return tf.random.truncated_normal(dims, 0., stddev, dtype, seed=self.seed)
     if self.distribution == "normal":
-      return tf.random.normal(dims, 0., math.sqrt(scale), dtype, seed=self.seed)
-    limit = math.sqrt(3. * scale)
+      return tf.random.normal(dims, 0., tf.sqrt(scale), dtype, seed=self.seed)
+    limit = tf.sqrt(3. * scale)
     return tf.random.uniform(dims, -limit, limit, dtype, seed=self.seed)

@@ -52,24 +52,16 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
   `BaseBatchNorm` for the arguments and the call.
   """
 
+  _fuses_moving_statistics = False  # Never fused, as in Sonnet.
+
   def __call__(self, inputs: tf.Tensor, is_training: types.BoolLike,
                test_local_stats: types.BoolLike = False,
                scale: tf.Tensor | None = None,
                offset: tf.Tensor | None = None) -> tf.Tensor:
     """Normalizes `inputs` with the global batch (or moving) statistics.
 
-    Args:
-      inputs: A tensor in the module's `data_format`, rank >= 2.
-      is_training: A bool, or (without a strategy) a scalar boolean tensor:
-        use the global batch statistics and update the moving ones.
-      test_local_stats: Outside training, use the global batch statistics
-        instead of the moving ones.
-      scale: A tensor broadcastable to `inputs` replacing the scale; only
-        without `create_scale`.
-      offset: The same for the offset; only without `create_offset`.
-
-    Returns:
-      The normalized tensor, shaped like `inputs`.
+    The arguments are `BaseBatchNorm.__call__`'s; under a strategy,
+    `is_training` and `test_local_stats` must be Python bools.
     """
     if tf.distribute.has_strategy():
       for argument, flag in (("is_training", is_training),
@@ -102,11 +94,11 @@ class CrossReplicaBatchNorm(batch_norm.BaseBatchNorm):
     count = tf.cast(tf.size(x, out_type=tf.int64) // self._channels, x.dtype)
     total, count = context.all_reduce(
         tf.distribute.ReduceOp.SUM,
-        (tf.reduce_sum(x, self._axes, keepdims=True), count))
+        (tf.reduce_sum(x, self._axis, keepdims=True), count))
     mean = total / count
     squares = context.all_reduce(
         tf.distribute.ReduceOp.SUM,
-        tf.reduce_sum(tf.square(x - mean), self._axes, keepdims=True))
+        tf.reduce_sum(tf.square(x - mean), self._axis, keepdims=True))
     variance = squares / count
     if low_precision:
       mean = tf.cast(mean, inputs.dtype)

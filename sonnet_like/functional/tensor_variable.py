@@ -55,6 +55,32 @@ def _used(variable: "TensorVariable") -> None:
     callback(variable)
 
 
+def _scatter_method(method_name: str,
+                    op: Callable[..., tf.Tensor]) -> Callable[..., tf.Tensor]:
+  """`tf.Variable.<method_name>(sparse_delta)`, written with `op`."""
+
+  def method(self, sparse_delta, use_locking=False, name=None):
+    del use_locking, name
+    return self._scatter(op, sparse_delta)  # pylint: disable=protected-access
+
+  method.__name__ = method.__qualname__ = method_name
+  return method
+
+
+def _scatter_nd_method(method_name: str,
+                       op: Callable[..., tf.Tensor]
+                       ) -> Callable[..., tf.Tensor]:
+  """`tf.Variable.<method_name>(indices, updates)`, written with `op`."""
+
+  def method(self, indices, updates, name=None):
+    del name
+    return self._write(  # pylint: disable=protected-access
+        updates, lambda old, u: op(old, indices, u))
+
+  method.__name__ = method.__qualname__ = method_name
+  return method
+
+
 class TensorVariable(tf.Variable):
   """A `tf.Variable` backed by a `tf.Tensor` (`tensor_value`).
 
@@ -158,40 +184,18 @@ class TensorVariable(tf.Variable):
         sparse_delta.values,
         lambda old, values: op(old, indices, values))
 
-  def scatter_add(self, sparse_delta, use_locking=False, name=None):
-    del use_locking, name
-    return self._scatter(tf.tensor_scatter_nd_add, sparse_delta)
-
-  def scatter_sub(self, sparse_delta, use_locking=False, name=None):
-    del use_locking, name
-    return self._scatter(tf.tensor_scatter_nd_sub, sparse_delta)
-
-  def scatter_update(self, sparse_delta, use_locking=False, name=None):
-    del use_locking, name
-    return self._scatter(tf.tensor_scatter_nd_update, sparse_delta)
-
-  def scatter_max(self, sparse_delta, use_locking=False, name=None):
-    del use_locking, name
-    return self._scatter(tf.tensor_scatter_nd_max, sparse_delta)
-
-  def scatter_min(self, sparse_delta, use_locking=False, name=None):
-    del use_locking, name
-    return self._scatter(tf.tensor_scatter_nd_min, sparse_delta)
-
-  def scatter_nd_add(self, indices, updates, name=None):
-    del name
-    return self._write(
-        updates, lambda old, u: tf.tensor_scatter_nd_add(old, indices, u))
-
-  def scatter_nd_sub(self, indices, updates, name=None):
-    del name
-    return self._write(
-        updates, lambda old, u: tf.tensor_scatter_nd_sub(old, indices, u))
-
-  def scatter_nd_update(self, indices, updates, name=None):
-    del name
-    return self._write(
-        updates, lambda old, u: tf.tensor_scatter_nd_update(old, indices, u))
+  scatter_add = _scatter_method("scatter_add", tf.tensor_scatter_nd_add)
+  scatter_sub = _scatter_method("scatter_sub", tf.tensor_scatter_nd_sub)
+  scatter_update = _scatter_method("scatter_update",
+                                   tf.tensor_scatter_nd_update)
+  scatter_max = _scatter_method("scatter_max", tf.tensor_scatter_nd_max)
+  scatter_min = _scatter_method("scatter_min", tf.tensor_scatter_nd_min)
+  scatter_nd_add = _scatter_nd_method("scatter_nd_add",
+                                      tf.tensor_scatter_nd_add)
+  scatter_nd_sub = _scatter_nd_method("scatter_nd_sub",
+                                      tf.tensor_scatter_nd_sub)
+  scatter_nd_update = _scatter_nd_method("scatter_nd_update",
+                                         tf.tensor_scatter_nd_update)
 
   def _unsupported(self, *args, **kwargs):
     del args, kwargs

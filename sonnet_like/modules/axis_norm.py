@@ -6,12 +6,12 @@ from typing import Any, Sequence, Union
 
 import tensorflow as tf
 
-from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.core import utils
+from sonnet_like.modules import norm_settings
 
 Axis = Union[int, slice, Sequence[int]]
 
@@ -56,11 +56,12 @@ def _is_int(value: Any) -> bool:
   return isinstance(value, numbers.Integral)
 
 
-class AxisNormBase(base.Module):
+class AxisNormBase(norm_settings.NormSettings):
   """Shared part of LayerNorm, InstanceNorm and GroupNorm.
 
   Holds the settings, creates the per-channel scale/offset and checks later
-  inputs against the first one.
+  inputs against the first one. `__call__` checks the input and the scale
+  and offset; subclasses define `_initialize` and `_normalize`.
   """
 
   def __init__(self, create_scale: bool, create_offset: bool,
@@ -69,25 +70,28 @@ class AxisNormBase(base.Module):
                offset_init: initializers.Initializer | None,
                data_format: str, name: str | None):
     super().__init__(name=name)
-    cls = type(self).__name__
-    if not isinstance(eps, (tf.Tensor, tf.Variable)) and (
-        isinstance(eps, bool) or not isinstance(eps, numbers.Real) or eps < 0):
-      raise ValueError(f"{cls}: eps must be a non-negative number, got "
-                       f"{eps!r}.")
-    if not create_scale and scale_init is not None:
-      raise ValueError(f"{cls}: Cannot set `scale_init` if "
-                       f"`create_scale=False`, got scale_init={scale_init!r}.")
-    if not create_offset and offset_init is not None:
-      raise ValueError(f"{cls}: Cannot set `offset_init` if "
-                       f"`create_offset=False`, got offset_init="
-                       f"{offset_init!r}.")
-    self._channel_index = utils.channel_index(data_format, cls)
-    self._data_format = data_format
-    self._create_scale = create_scale
-    self._create_offset = create_offset
-    self._eps = eps
-    self._scale_init = scale_init or initializers.Ones()
-    self._offset_init = offset_init or initializers.Zeros()
+    self._set_norm_settings(create_scale, create_offset, eps, scale_init,
+                            offset_init, data_format)
+
+  def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
+               offset: tf.Tensor | None = None) -> tf.Tensor:
+    """Normalizes `inputs`.
+
+    Args:
+      inputs: A tensor in the module's `data_format`.
+      scale: A tensor broadcastable to `inputs`; only without `create_scale`.
+      offset: A tensor broadcastable to `inputs`; only without
+        `create_offset`.
+
+    Returns:
+      The normalized tensor, shaped like `inputs`.
+    """
+    inputs = tf.convert_to_tensor(inputs)
+    self._check_no_learnt_override(scale, offset)  # Before building.
+    self._initialize(inputs)
+    inputs = self._check_like_built(inputs)
+    scale, offset = self._scale_and_offset(scale, offset)
+    return self._normalize(inputs, scale, offset)
 
   def _build_params(self, inputs: tf.Tensor) -> None:
     """Records the input's rank/dtype/channels; creates scale and offset."""
@@ -116,14 +120,6 @@ class AxisNormBase(base.Module):
     self._check_no_learnt_override(scale, offset)
     return (self.scale if self._create_scale else scale,
             self.offset if self._create_offset else offset)
-
-  def _check_no_learnt_override(self, scale: Any, offset: Any) -> None:
-    for kind, value, created in (("scale", scale, self._create_scale),
-                                 ("offset", offset, self._create_offset)):
-      if created and value is not None:
-        raise ValueError(f"{checks.describe(self)} learns its own {kind}: "
-                         f"Cannot pass `{kind}` at call time if "
-                         f"`create_{kind}=True`.")
 
   def _check_like_built(self, inputs: tf.Tensor) -> tf.Tensor:
     """Checks rank, dtype and channels against the first call."""
@@ -159,28 +155,15 @@ class LayerNorm(AxisNormBase):
     offset: The offset variable, or None without `create_offset`.
   """
 
+  @norm_settings.documented(axis=(
+      "The axes to normalize over: an int, a sequence of ints or a slice "
+      "(e.g. -1 for the channels only, `slice(1, None)` for all but the "
+      "batch)."))
   def __init__(self, axis: Axis, create_scale: bool, create_offset: bool,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      axis: The axes to normalize over: an int, a sequence of ints or a slice
-        (e.g. -1 for the channels only, `slice(1, None)` for all but the
-        batch).
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW": where the channels of scale/offset are.
-      name: Name of the module.
-    """
     super().__init__(create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
     check_axis(type(self).__name__, axis)
@@ -191,24 +174,8 @@ class LayerNorm(AxisNormBase):
     self._build_params(inputs)
     self._axes = resolve_axes(self, self._axis, self._rank)
 
-  def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
-               offset: tf.Tensor | None = None) -> tf.Tensor:
-    """Normalizes `inputs`.
-
-    Args:
-      inputs: A tensor in the module's `data_format`.
-      scale: A tensor broadcastable to `inputs`; only without `create_scale`.
-      offset: A tensor broadcastable to `inputs`; only without
-        `create_offset`.
-
-    Returns:
-      The normalized tensor, shaped like `inputs`.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._check_no_learnt_override(scale, offset)  # Before building.
-    self._initialize(inputs)
-    inputs = self._check_like_built(inputs)
-    scale, offset = self._scale_and_offset(scale, offset)
+  def _normalize(self, inputs: tf.Tensor, scale: Any,
+                 offset: Any) -> tf.Tensor:
     mean, variance = tf.nn.moments(inputs, self._axes, keepdims=True)
     return tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                      self._eps)

@@ -12,6 +12,7 @@ from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.core import utils
 from sonnet_like.modules import moving_averages
+from sonnet_like.modules import norm_settings
 
 NO_MOVING_STATISTICS_ERROR = (
     "{module} was called with is_training=False before any call with "
@@ -22,7 +23,7 @@ NO_MOVING_STATISTICS_ERROR = (
     "statistics.")
 
 
-class BaseBatchNorm(base.Module):
+class BaseBatchNorm(norm_settings.NormSettings):
   r"""Batch normalization with caller-supplied moving statistics.
 
   Normalizes each channel over the batch and spatial axes:
@@ -45,56 +46,32 @@ class BaseBatchNorm(base.Module):
   passed at call time take their place, e.g. for conditional normalization.
 
   Attributes:
+    _axis: The axes the statistics reduce over (after the first call), as in
+      Sonnet 2, for subclasses.
     scale: The per-channel scale variable (created on the first call).
     offset: The per-channel offset variable (created on the first call).
     moving_mean: The metric tracking the mean.
     moving_variance: The metric tracking the variance.
   """
 
+  # Whether NHWC float32 inputs are normalized with the moving statistics by
+  # the fused kernel, as Sonnet 2 does.
+  _fuses_moving_statistics = True
+
+  @norm_settings.documented(
+      moving_mean="A metric (`update(value)`, `value`, `initialize(value)`), "
+      "e.g. an `ExponentialMovingAverage`, tracking the mean.",
+      moving_variance="The same for the variance.")
   def __init__(self, create_scale: bool, create_offset: bool,
                moving_mean: Any, moving_variance: Any,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      moving_mean: A metric (`update(value)`, `value`, `initialize(value)`),
-        e.g. an `ExponentialMovingAverage`, tracking the mean.
-      moving_variance: The same for the variance.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     if "_scope_name" not in self.__dict__:  # `BatchNorm` enters it earlier.
       super().__init__(name=name)
-    cls = type(self).__name__
-    if (isinstance(eps, bool) or not isinstance(eps, numbers.Real) or
-        eps < 0) and not isinstance(eps, (tf.Tensor, tf.Variable)):
-      raise ValueError(f"{cls}: eps must be a non-negative number, got "
-                       f"{eps!r}.")
-    if not create_scale and scale_init is not None:
-      raise ValueError(f"{cls}: Cannot set `scale_init` if "
-                       f"`create_scale=False`, got scale_init={scale_init!r}.")
-    if not create_offset and offset_init is not None:
-      raise ValueError(f"{cls}: Cannot set `offset_init` if "
-                       f"`create_offset=False`, got offset_init="
-                       f"{offset_init!r}.")
-    self._channel_index = utils.channel_index(data_format, cls)
-    self._data_format = data_format
-    self._create_scale = create_scale
-    self._create_offset = create_offset
-    self._eps = eps
-    self._scale_init = scale_init or initializers.Ones()
-    self._offset_init = offset_init or initializers.Zeros()
+    self._set_norm_settings(create_scale, create_offset, eps, scale_init,
+                            offset_init, data_format)
     self.moving_mean = moving_mean
     self.moving_variance = moving_variance
 
@@ -109,7 +86,8 @@ class BaseBatchNorm(base.Module):
     self._channel_axis = channel_axis
     self._channels = channels
     self._dtype = inputs.dtype
-    self._axes = tuple(a for a in range(rank) if a != channel_axis)
+    # The reduced axes, under Sonnet 2's name (subclasses read it).
+    self._axis = tuple(a for a in range(rank) if a != channel_axis)
     # Sonnet's fused layout: its moving variance is Bessel-corrected.
     self._nhwc = rank == 4 and channel_axis == 3
     self._fused = self._nhwc and inputs.dtype == tf.float32
@@ -147,14 +125,7 @@ class BaseBatchNorm(base.Module):
     """
     checks.check_is_training(self, is_training)
     checks.check_is_training(self, test_local_stats, "test_local_stats")
-    if self._create_scale and scale is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own scale: "
-                       "Cannot pass `scale` at call time if "
-                       "`create_scale=True`.")
-    if self._create_offset and offset is not None:
-      raise ValueError(f"{checks.describe(self)} learns its own offset: "
-                       "Cannot pass `offset` at call time if "
-                       "`create_offset=True`.")
+    self._check_no_learnt_override(scale, offset)
     inputs = tf.convert_to_tensor(inputs)
     self._initialize(inputs)
     checks.check_rank(self, inputs, rank=self._rank, built=True)
@@ -210,7 +181,7 @@ class BaseBatchNorm(base.Module):
           epsilon=self._eps, data_format="NHWC", is_training=True)[:3]
       return (outputs, tf.reshape(mean, self._stats_shape),
               tf.reshape(variance, self._stats_shape))
-    mean, variance = tf.nn.moments(inputs, self._axes, keepdims=True)
+    mean, variance = tf.nn.moments(inputs, self._axis, keepdims=True)
     outputs = tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                         self._eps)
     if self._nhwc:  # Same statistics as the fused kernel's.
@@ -223,6 +194,16 @@ class BaseBatchNorm(base.Module):
     variance = self.moving_variance.value
     if isinstance(self.moving_mean, moving_averages.ExponentialMovingAverage):
       mean = self._require_statistics(mean)
+    channels = [self._channels]
+    if (self._fused and self._fuses_moving_statistics and
+        scale.shape == channels and offset.shape == channels and
+        isinstance(self._eps, numbers.Real)):
+      # Sonnet 2's kernel (and so its rounding) for NHWC float32.
+      return tf.raw_ops.FusedBatchNormV2(
+          x=inputs, scale=scale, offset=offset,
+          mean=tf.reshape(mean, channels),
+          variance=tf.reshape(variance, channels), epsilon=self._eps,
+          data_format="NHWC", is_training=False)[0]
     return tf.nn.batch_normalization(inputs, mean, variance, offset, scale,
                                      self._eps)
 
@@ -265,26 +246,13 @@ class BatchNorm(BaseBatchNorm):
   See `BaseBatchNorm` for the arguments and the call.
   """
 
+  @norm_settings.documented(
+      decay_rate="Decay of the moving averages, in (0, 1).")
   def __init__(self, create_scale: bool, create_offset: bool,
                decay_rate: float = 0.999, eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      decay_rate: Decay of the moving averages, in (0, 1).
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     # Enter the module's scope first so the averages are named inside it.
     base.Module.__init__(self, name=name)
     moving_averages.check_decay(type(self).__name__, "decay_rate", decay_rate,

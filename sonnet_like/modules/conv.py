@@ -9,8 +9,9 @@ The module-level helpers are shared by the conv family (`conv_transpose.py`,
 `depthwise_conv.py`).
 """
 
+import inspect
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -39,12 +40,6 @@ TOO_SMALL_ERROR = (
 
 def _is_int(value: Any) -> bool:
   return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def positive_int(owner: str, argument: str, value: Any) -> int:
-  """`value` as an int, or an error if it is not a positive int."""
-  arguments.check_positive_int(owner, argument, value)
-  return int(value)
 
 
 def positive_ints(owner: str, argument: str, value: Any,
@@ -81,10 +76,8 @@ def bias_initializer(owner: str, with_bias: bool,
   """`b_init`, zeros by default; an error if given without a bias."""
   if not isinstance(with_bias, (bool, np.bool_)):
     raise ValueError(f"{owner}: with_bias must be a bool, got {with_bias!r}.")
+  arguments.check_no_b_init_without_bias(owner, with_bias, b_init)
   if not with_bias:
-    if b_init is not None:
-      raise ValueError(f"{owner}: b_init must be None when with_bias=False, "
-                       f"got {b_init!r}.")
     return None
   return initializers.Zeros() if b_init is None else b_init
 
@@ -173,7 +166,147 @@ def to_channels_first(x: tf.Tensor) -> tf.Tensor:
   return tf.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
 
 
-class ConvND(base.Module):
+def check_spatial_dims(owner: str, n: Any, sonnet_words: str = "") -> int:
+  """`n` if it is 1, 2 or 3; otherwise an error (ending with `sonnet_words`)."""
+  if n not in (1, 2, 3):
+    raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
+                     f"{n!r}.{sonnet_words}")
+  return n
+
+
+def layout_of(owner: str, data_format: str | None,
+              n: int) -> tuple[str, int]:
+  """`(data_format, channel index)`; None means channels-last."""
+  if data_format is None:
+    data_format = DATA_FORMATS[n][0]
+  return data_format, channel_index(owner, data_format, n)
+
+
+class ConvBase(base.Module):
+  """What the conv family shares: weights and bias, input checks, layout.
+
+  A subclass's `__init__` calls `_set_spatial` and `_set_weights`, and it
+  defines `_weight_shape`, `_convolve` (on a channels-last input, without
+  the bias) and, where they differ from a convolution's, `_fan_in` and
+  `_bias_size`. The first call checks the input and creates `w` (and `b`);
+  every call checks the input against them and moves channels-first inputs
+  to channels-last around `_convolve`.
+  """
+
+  def _set_spatial(self, owner: str, n: int, kernel_shape: Any, stride: Any,
+                   rate: Any, no_strided_dilation: str = "") -> None:
+    """Checks and stores the kernel, stride and rate of `n` dimensions; with
+    `no_strided_dilation` (the reason), stride > 1 with rate > 1 is refused."""
+    self._num_spatial_dims = n
+    self._kernel = positive_ints(owner, "kernel_shape", kernel_shape, n)
+    self._stride = positive_ints(owner, "stride", stride, n)
+    self._rate = positive_ints(owner, "rate", rate, n)
+    if (no_strided_dilation and max(self._stride) > 1 and
+        max(self._rate) > 1):
+      raise ValueError(
+          f"{owner}: stride must be 1 when rate > 1 ({no_strided_dilation}), "
+          f"got stride={stride!r} and rate={rate!r}.")
+
+  def _set_weights(self, owner: str, data_format: str | None,
+                   with_bias: bool, w_init: types.Initializer | None,
+                   b_init: types.Initializer | None) -> None:
+    """Checks and stores the layout, the initializers and `with_bias`."""
+    self.data_format, self._channel_index = layout_of(
+        owner, data_format, self._num_spatial_dims)
+    check_initializer(owner, "w_init", w_init)
+    check_initializer(owner, "b_init", b_init)
+    self.with_bias = bool(with_bias)
+    self.b_init = bias_initializer(owner, with_bias, b_init)
+    self.w_init = w_init
+
+  def _weight_shape(self) -> tuple[int, ...]:
+    raise NotImplementedError
+
+  def _fan_in(self) -> int:
+    return math.prod(self._kernel) * self.input_channels
+
+  def _bias_size(self) -> int:
+    return self.output_channels
+
+  def _convolve(self, x: tf.Tensor) -> tf.Tensor:
+    raise NotImplementedError
+
+  def _built(self) -> None:
+    """Runs at the end of the first call's build (for subclasses)."""
+
+  @once.once
+  def _initialize(self, inputs: tf.Tensor) -> None:
+    """Creates `w` and `b` for the input's channel count and dtype."""
+    check_build_input(self, inputs, self._num_spatial_dims, self.data_format)
+    self.input_channels = checks.known_dim(
+        self, inputs, self._channel_index, "number of input channels")
+    self._dtype = inputs.dtype
+    if self.w_init is None:
+      self.w_init = default_w_init(self._fan_in())
+    self.w = tf.Variable(self.w_init(self._weight_shape(), self._dtype),
+                         name="w")
+    if self.with_bias:
+      self.b = tf.Variable(self.b_init((self._bias_size(),), self._dtype),
+                           name="b")
+    self._built()
+
+  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
+    """Applies the convolution to `inputs` and adds the bias.
+
+    Args:
+      inputs: A float16, bfloat16, float32 or float64 tensor of rank
+        `num_spatial_dims + 2` in `data_format` layout.
+
+    Returns:
+      A tensor of the same layout with the module's output channels.
+    """
+    inputs = tf.convert_to_tensor(inputs)
+    self._initialize(inputs)
+    inputs = check_call_input(self, inputs, self._num_spatial_dims,
+                              self.data_format, self._dtype,
+                              self.input_channels)
+    channels_first = self._channel_index == 1
+    x = to_channels_last(inputs) if channels_first else inputs
+    outputs = self._convolve(x)
+    if self.with_bias:
+      outputs = tf.nn.bias_add(outputs, self.b)
+    return to_channels_first(outputs) if channels_first else outputs
+
+
+def fixed_dims_init(nd_init: Callable[..., None],
+                    n: int) -> Callable[..., None]:
+  """The `__init__` of a thin class such as `Conv2D`: `nd_init` (e.g.
+  `ConvND.__init__`) with `num_spatial_dims=n` and the channels-last layout
+  of `n` dimensions as the default `data_format`. Its signature is
+  `nd_init`'s without `num_spatial_dims`, as Sonnet 2's thin classes have.
+  """
+  signature = inspect.signature(nd_init)
+  parameters = [
+      p.replace(default=DATA_FORMATS[n][0], annotation=str)
+      if p.name == "data_format" else p
+      for p in signature.parameters.values() if p.name != "num_spatial_dims"]
+  signature = signature.replace(parameters=parameters)
+
+  def __init__(self, *args, **kwargs):
+    try:
+      bound = signature.bind(self, *args, **kwargs)
+    except TypeError as e:
+      raise TypeError(f"{type(self).__name__}: {e}") from None
+    bound.apply_defaults()
+    arguments = dict(bound.arguments)
+    del arguments["self"]
+    nd_init(self, n, **arguments)
+
+  __init__.__signature__ = signature
+  __init__.__doc__ = (
+      f"Constructs the module: the arguments of `{nd_init.__qualname__[:-9]}`"
+      f" without `num_spatial_dims` (here {n}); `data_format` is "
+      f"{DATA_FORMATS[n][0]!r} (channels-last, the default) or "
+      f"{DATA_FORMATS[n][1]!r}.")
+  return __init__
+
+
+class ConvND(ConvBase):
   """An N-dimensional convolution (N = 1, 2 or 3) with an optional bias.
 
   `w` has shape `kernel_shape + [input_channels, output_channels]` and `b`
@@ -227,21 +360,11 @@ class ConvND(base.Module):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    if num_spatial_dims not in (1, 2, 3):
-      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
-                       f"{num_spatial_dims!r}.")
-    n = num_spatial_dims
-    self._num_spatial_dims = n
-    self.output_channels = positive_int(owner, "output_channels",
-                                        output_channels)
-    self._kernel = positive_ints(owner, "kernel_shape", kernel_shape, n)
-    self._stride = positive_ints(owner, "stride", stride, n)
-    self._rate = positive_ints(owner, "rate", rate, n)
-    if max(self._stride) > 1 and max(self._rate) > 1:
-      raise ValueError(
-          f"{owner}: stride must be 1 when rate > 1 (TensorFlow has no "
-          f"strided dilated convolution), got stride={stride!r} and "
-          f"rate={rate!r}.")
+    n = check_spatial_dims(owner, num_spatial_dims)
+    self.output_channels = int(arguments.check_positive_int(
+        owner, "output_channels", output_channels))
+    self._set_spatial(owner, n, kernel_shape, stride, rate,
+                      "TensorFlow has no strided dilated convolution")
     # As given, like Sonnet; the tuples above are what the maths uses.
     self.kernel_shape = kernel_shape
     self.stride = stride
@@ -254,55 +377,21 @@ class ConvND(base.Module):
       self.conv_padding = "VALID"
       self.padding_func = padding
       self._padding_fns = _padding_functions(owner, padding, n)
-    if data_format is None:
-      data_format = DATA_FORMATS[n][0]
-    self._channel_index = channel_index(owner, data_format, n)
-    self.data_format = data_format
-    check_initializer(owner, "w_init", w_init)
-    check_initializer(owner, "b_init", b_init)
-    self.with_bias = bool(with_bias)
-    self.b_init = bias_initializer(owner, with_bias, b_init)
-    self.w_init = w_init
+    self._set_weights(owner, data_format, with_bias, w_init, b_init)
 
-  @once.once
-  def _initialize(self, inputs: tf.Tensor) -> None:
-    """Creates `w` and `b` for the input's channel count and dtype."""
-    n = self._num_spatial_dims
-    check_build_input(self, inputs, n, self.data_format)
-    self.input_channels = checks.known_dim(
-        self, inputs, self._channel_index, "number of input channels")
-    self._dtype = inputs.dtype
-    weight_shape = self._kernel + (self.input_channels, self.output_channels)
-    if self.w_init is None:
-      self.w_init = default_w_init(math.prod(weight_shape[:-1]))
-    self.w = tf.Variable(self.w_init(weight_shape, self._dtype), name="w")
-    if self.with_bias:
-      self.b = tf.Variable(self.b_init((self.output_channels,), self._dtype),
-                           name="b")
+  def _weight_shape(self) -> tuple[int, ...]:
+    return self._kernel + (self.input_channels, self.output_channels)
+
+  def _built(self) -> None:
     if self._padding_fns is not None:
       # Padding is applied to the channels-last view of the input.
       self._padding = pad.create(self._padding_fns, self._kernel, self._rate,
-                                 n, channel_index=-1)
+                                 self._num_spatial_dims, channel_index=-1)
       _check_paddings(type(self).__name__, self._padding_fns,
                       self._padding[1:-1])
 
-  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
-    """Convolves `inputs` and adds the bias.
-
-    Args:
-      inputs: A float16, bfloat16, float32 or float64 tensor of rank
-        `num_spatial_dims + 2` in `data_format` layout.
-
-    Returns:
-      A tensor of the same layout with `output_channels` channels.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._initialize(inputs)
-    inputs = check_call_input(self, inputs, self._num_spatial_dims,
-                              self.data_format, self._dtype,
-                              self.input_channels)
-    channels_first = self._channel_index == 1
-    x = to_channels_last(inputs) if channels_first else inputs
+  def _convolve(self, x: tf.Tensor) -> tf.Tensor:
+    """Pads (with a padding function), checks the sizes and convolves."""
     if self._padding_fns is not None:
       x = tf.pad(x, self._padding)
     if self.conv_padding == "VALID":
@@ -310,12 +399,8 @@ class ConvND(base.Module):
                  "after its padding function is applied")
       x = check_fits(self, x, effective_kernel(self._kernel, self._rate),
                      context)
-    outputs = tf.nn.convolution(x, self.w, strides=self._stride,
-                                padding=self.conv_padding,
-                                dilations=self._rate)
-    if self.with_bias:
-      outputs = tf.nn.bias_add(outputs, self.b)
-    return to_channels_first(outputs) if channels_first else outputs
+    return tf.nn.convolution(x, self.w, strides=self._stride,
+                             padding=self.conv_padding, dilations=self._rate)
 
 
 def _padding_functions(owner: str, padding: Any, n: int) -> tuple:
@@ -350,35 +435,7 @@ class Conv1D(ConvND):
       TensorShape([2, 5, 4])
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: types.PaddingLike = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NWC",
-               name: str | None = None):
-    """Constructs a `Conv1D` module; see `ConvND` for the arguments.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel width: an int or a sequence of one int.
-      stride: Stride: an int or a sequence of one int.
-      rate: Dilation rate: an int or a sequence of one int.
-      padding: "SAME", "VALID" or a padding function (see `snt.pad`).
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[width, in, out]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NWC" (channels-last) or "NCW".
-      name: Name of the module.
-    """
-    super().__init__(1, output_channels, kernel_shape, stride=stride,
-                     rate=rate, padding=padding, with_bias=with_bias,
-                     w_init=w_init, b_init=b_init, data_format=data_format,
-                     name=name)
+  __init__ = fixed_dims_init(ConvND.__init__, 1)
 
 
 class Conv2D(ConvND):
@@ -396,36 +453,7 @@ class Conv2D(ConvND):
       input channels 3, got 6 ...
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: types.PaddingLike = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NHWC",
-               name: str | None = None):
-    """Constructs a `Conv2D` module; see `ConvND` for the arguments.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel size: an int or `(height, width)`.
-      stride: Stride: an int or one per spatial dimension.
-      rate: Dilation rate: an int or one per spatial dimension.
-      padding: "SAME", "VALID", a padding function (see `snt.pad`) or one per
-        spatial dimension.
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[height, width, in, out]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NHWC" (channels-last) or "NCHW".
-      name: Name of the module.
-    """
-    super().__init__(2, output_channels, kernel_shape, stride=stride,
-                     rate=rate, padding=padding, with_bias=with_bias,
-                     w_init=w_init, b_init=b_init, data_format=data_format,
-                     name=name)
+  __init__ = fixed_dims_init(ConvND.__init__, 2)
 
 
 class Conv3D(ConvND):
@@ -438,33 +466,4 @@ class Conv3D(ConvND):
       TensorShape([1, 2, 5, 6, 7])
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: types.PaddingLike = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NDHWC",
-               name: str | None = None):
-    """Constructs a `Conv3D` module; see `ConvND` for the arguments.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel size: an int or `(depth, height, width)`.
-      stride: Stride: an int or one per spatial dimension.
-      rate: Dilation rate: an int or one per spatial dimension.
-      padding: "SAME", "VALID", a padding function (see `snt.pad`) or one per
-        spatial dimension.
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[depth, height, width, in, out]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NDHWC" (channels-last) or "NCDHW".
-      name: Name of the module.
-    """
-    super().__init__(3, output_channels, kernel_shape, stride=stride,
-                     rate=rate, padding=padding, with_bias=with_bias,
-                     w_init=w_init, b_init=b_init, data_format=data_format,
-                     name=name)
+  __init__ = fixed_dims_init(ConvND.__init__, 3)

@@ -11,14 +11,12 @@ dilated transposed convolution, and this also allows `stride > 1` together
 with `rate > 1`.
 """
 
-import math
 from typing import Any, Sequence
 
 import tensorflow as tf
 
-from sonnet_like.core import base
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
-from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.modules import conv
 
@@ -68,7 +66,17 @@ def input_size_for(output: Any, stride: int, kernel: int, padding: str) -> Any:
   return -(-output // stride)  # Ceiling division, for ints and tensors.
 
 
-class ConvNDTranspose(base.Module):
+def _length(shape: Any) -> int | None:
+  """The length of a sequence, array or 1-D tensor; None for a scalar."""
+  if isinstance(shape, (list, tuple)):
+    return len(shape)
+  static = getattr(shape, "shape", None)
+  if static is not None and len(static) == 1:
+    return int(static[0]) if static[0] is not None else None
+  return None
+
+
+class ConvNDTranspose(conv.ConvBase):
   """An N-dimensional transposed convolution (N = 1, 2 or 3), with a bias.
 
   `w` has shape `kernel_shape + [output_channels, input_channels]` and `b`
@@ -122,16 +130,13 @@ class ConvNDTranspose(base.Module):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    if num_spatial_dims not in (1, 2, 3):
-      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
-                       f"{num_spatial_dims!r}.")
-    n = num_spatial_dims
-    self._num_spatial_dims = n
-    self.output_channels = conv.positive_int(owner, "output_channels",
-                                             output_channels)
-    self._kernel = conv.positive_ints(owner, "kernel_shape", kernel_shape, n)
-    self._stride = conv.positive_ints(owner, "stride", stride, n)
-    self._rate = conv.positive_ints(owner, "rate", rate, n)
+    n = conv.check_spatial_dims(
+        owner, num_spatial_dims, " We only support transpose convolution "
+        "operations for num_spatial_dims=1, 2 or 3, received "
+        f"num_spatial_dims={num_spatial_dims!r}.")
+    self.output_channels = int(arguments.check_positive_int(
+        owner, "output_channels", output_channels))
+    self._set_spatial(owner, n, kernel_shape, stride, rate)
     if not isinstance(padding, str) or padding.upper() not in ("SAME",
                                                                "VALID"):
       raise checks.ArgumentTypeError(
@@ -146,10 +151,11 @@ class ConvNDTranspose(base.Module):
     if output_shape is not None:
       if isinstance(output_shape, tf.TensorShape):
         output_shape = output_shape.as_list()
-      if isinstance(output_shape, (list, tuple)) and len(output_shape) != n:
+      length = _length(output_shape)
+      if length is not None and length != n:
         raise ValueError(
             f"{owner}: The output_shape must be of length {n} but instead "
-            f"was {len(output_shape)} (output_shape={output_shape!r}).")
+            f"was {length} (output_shape={output_shape!r}).")
       self.output_shape = conv.positive_ints(owner, "output_shape",
                                              output_shape, n)
       if self.padding == "VALID" and any(
@@ -158,58 +164,17 @@ class ConvNDTranspose(base.Module):
             f"{owner}: output_shape must be at least the effective kernel "
             f"size {self._effective_kernel} with VALID padding, got "
             f"{output_shape!r}.")
-    if data_format is None:
-      data_format = conv.DATA_FORMATS[n][0]
-    self._channel_index = conv.channel_index(owner, data_format, n)
-    self.data_format = data_format
-    conv.check_initializer(owner, "w_init", w_init)
-    conv.check_initializer(owner, "b_init", b_init)
-    self.with_bias = bool(with_bias)
-    self.b_init = conv.bias_initializer(owner, with_bias, b_init)
-    self.w_init = w_init
+    self._set_weights(owner, data_format, with_bias, w_init, b_init)
 
-  @once.once
-  def _initialize(self, inputs: tf.Tensor) -> None:
-    """Creates `w` and `b` for the input's channel count and dtype."""
-    conv.check_build_input(self, inputs, self._num_spatial_dims,
-                           self.data_format)
-    self.input_channels = checks.known_dim(
-        self, inputs, self._channel_index, "number of input channels")
-    self._dtype = inputs.dtype
-    weight_shape = self._kernel + (self.output_channels, self.input_channels)
-    if self.w_init is None:
-      self.w_init = conv.default_w_init(
-          math.prod(self._kernel) * self.input_channels)
-    self.w = tf.Variable(self.w_init(weight_shape, self._dtype), name="w")
-    if self.with_bias:
-      self.b = tf.Variable(self.b_init((self.output_channels,), self._dtype),
-                           name="b")
+  def _weight_shape(self) -> tuple[int, ...]:
+    return self._kernel + (self.output_channels, self.input_channels)
 
-  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
-    """Applies the transposed convolution and adds the bias.
-
-    Args:
-      inputs: A float16, bfloat16, float32 or float64 tensor of rank
-        `num_spatial_dims + 2` in `data_format` layout.
-
-    Returns:
-      A tensor of the same layout with `output_channels` channels.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._initialize(inputs)
-    inputs = conv.check_call_input(self, inputs, self._num_spatial_dims,
-                                   self.data_format, self._dtype,
-                                   self.input_channels)
-    channels_first = self._channel_index == 1
-    x = conv.to_channels_last(inputs) if channels_first else inputs
+  def _convolve(self, x: tf.Tensor) -> tf.Tensor:
+    """The transposed convolution of channels-last `x`, without the bias."""
     x, spatial = self._output_spatial(x)
     output_shape = tf.stack([tf.shape(x)[0], *spatial, self.output_channels])
-    outputs = tf.nn.conv_transpose(x, dilate(self.w, self._rate),
-                                   output_shape, strides=self._stride,
-                                   padding=self.padding)
-    if self.with_bias:
-      outputs = tf.nn.bias_add(outputs, self.b)
-    return conv.to_channels_first(outputs) if channels_first else outputs
+    return tf.nn.conv_transpose(x, dilate(self.w, self._rate), output_shape,
+                                strides=self._stride, padding=self.padding)
 
   def _output_spatial(self, x: tf.Tensor) -> tuple[tf.Tensor, list[Any]]:
     """Channels-last `x` (checked) and the spatial output sizes."""
@@ -247,37 +212,7 @@ class Conv1DTranspose(ConvNDTranspose):
       TensorShape([1, 13, 2])
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               output_shape: types.ShapeLike | None = None,
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: str = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NWC",
-               name: str | None = None):
-    """Constructs a `Conv1DTranspose`; see `ConvNDTranspose` for details.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel width: an int or a sequence of one int.
-      output_shape: Output width (an int or a sequence of one), or None.
-      stride: Upsampling factor: an int or a sequence of one int.
-      rate: Dilation rate: an int or a sequence of one int.
-      padding: "SAME" or "VALID".
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[width, out, in]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NWC" (channels-last) or "NCW".
-      name: Name of the module.
-    """
-    super().__init__(1, output_channels, kernel_shape,
-                     output_shape=output_shape, stride=stride, rate=rate,
-                     padding=padding, with_bias=with_bias, w_init=w_init,
-                     b_init=b_init, data_format=data_format, name=name)
+  __init__ = conv.fixed_dims_init(ConvNDTranspose.__init__, 1)
 
 
 class Conv2DTranspose(ConvNDTranspose):
@@ -290,37 +225,7 @@ class Conv2DTranspose(ConvNDTranspose):
       TensorShape([1, 9, 10, 2])
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               output_shape: types.ShapeLike | None = None,
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: str = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NHWC",
-               name: str | None = None):
-    """Constructs a `Conv2DTranspose`; see `ConvNDTranspose` for details.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel size: an int or `(height, width)`.
-      output_shape: `(height, width)` of the output, or None.
-      stride: Upsampling factor: an int or one per spatial dimension.
-      rate: Dilation rate: an int or one per spatial dimension.
-      padding: "SAME" or "VALID".
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[height, width, out, in]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NHWC" (channels-last) or "NCHW".
-      name: Name of the module.
-    """
-    super().__init__(2, output_channels, kernel_shape,
-                     output_shape=output_shape, stride=stride, rate=rate,
-                     padding=padding, with_bias=with_bias, w_init=w_init,
-                     b_init=b_init, data_format=data_format, name=name)
+  __init__ = conv.fixed_dims_init(ConvNDTranspose.__init__, 2)
 
 
 class Conv3DTranspose(ConvNDTranspose):
@@ -333,34 +238,4 @@ class Conv3DTranspose(ConvNDTranspose):
       TensorShape([1, 2, 6, 8, 2])
   """
 
-  def __init__(self,
-               output_channels: int,
-               kernel_shape: int | Sequence[int],
-               output_shape: types.ShapeLike | None = None,
-               stride: int | Sequence[int] = 1,
-               rate: int | Sequence[int] = 1,
-               padding: str = "SAME",
-               with_bias: bool = True,
-               w_init: types.Initializer | None = None,
-               b_init: types.Initializer | None = None,
-               data_format: str = "NDHWC",
-               name: str | None = None):
-    """Constructs a `Conv3DTranspose`; see `ConvNDTranspose` for details.
-
-    Args:
-      output_channels: Number of output channels.
-      kernel_shape: Kernel size: an int or `(depth, height, width)`.
-      output_shape: `(depth, height, width)` of the output, or None.
-      stride: Upsampling factor: an int or one per spatial dimension.
-      rate: Dilation rate: an int or one per spatial dimension.
-      padding: "SAME" or "VALID".
-      with_bias: Whether to add a bias `b`.
-      w_init: Initializer for `w` (shape `[depth, height, width, out, in]`).
-      b_init: Initializer for `b`; zeros by default.
-      data_format: "NDHWC" (channels-last) or "NCDHW".
-      name: Name of the module.
-    """
-    super().__init__(3, output_channels, kernel_shape,
-                     output_shape=output_shape, stride=stride, rate=rate,
-                     padding=padding, with_bias=with_bias, w_init=w_init,
-                     b_init=b_init, data_format=data_format, name=name)
+  __init__ = conv.fixed_dims_init(ConvNDTranspose.__init__, 3)

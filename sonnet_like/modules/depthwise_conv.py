@@ -12,9 +12,7 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
-from sonnet_like.core import base
-from sonnet_like.core import checks
-from sonnet_like.core import once
+from sonnet_like.core import arguments
 from sonnet_like.core import types
 from sonnet_like.modules import conv
 
@@ -26,7 +24,7 @@ def _same_padding(size: Any, stride: int, kernel: int) -> list[Any]:
   return [total // 2, total - total // 2]
 
 
-class DepthwiseConv2D(base.Module):
+class DepthwiseConv2D(conv.ConvBase):
   """Depthwise 2D convolution, with an optional bias.
 
   `w` has shape `kernel_shape + [input_channels, channel_multiplier]` and `b`
@@ -71,86 +69,49 @@ class DepthwiseConv2D(base.Module):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    self.channel_multiplier = conv.positive_int(owner, "channel_multiplier",
-                                                channel_multiplier)
-    self._kernel = conv.positive_ints(owner, "kernel_shape", kernel_shape, 2)
-    self._stride = conv.positive_ints(owner, "stride", stride, 2)
-    self.rate = conv.positive_ints(owner, "rate", rate, 2)
-    if max(self._stride) > 1 and max(self.rate) > 1:
-      raise ValueError(
-          f"{owner}: stride must be 1 when rate > 1 (TensorFlow's strided "
-          f"dilated depthwise convolution is wrong), got stride={stride!r} "
-          f"and rate={rate!r}.")
+    self.channel_multiplier = int(arguments.check_positive_int(
+        owner, "channel_multiplier", channel_multiplier))
+    self._set_spatial(owner, 2, kernel_shape, stride, rate,
+                      "TensorFlow's strided dilated depthwise convolution is "
+                      "wrong")
+    self.rate = self._rate
     self.kernel_shape = kernel_shape
     self.padding = conv.string_padding(owner, padding)
-    self._channel_index = conv.channel_index(owner, data_format, 2)
-    self.data_format = data_format
+    self._set_weights(owner, data_format, with_bias, w_init, b_init)
     # Sonnet's layout of the stride: four values in data_format order.
     if self._channel_index == 1:
       self.stride = (1, 1) + self._stride
     else:
       self.stride = (1,) + self._stride + (1,)
-    conv.check_initializer(owner, "w_init", w_init)
-    conv.check_initializer(owner, "b_init", b_init)
-    self.with_bias = bool(with_bias)
-    self.b_init = conv.bias_initializer(owner, with_bias, b_init)
-    self.w_init = w_init
 
-  @once.once
-  def _initialize(self, inputs: tf.Tensor) -> None:
-    """Creates `w` and `b` for the input's channel count and dtype."""
-    conv.check_build_input(self, inputs, 2, self.data_format)
-    self.input_channels = checks.known_dim(
-        self, inputs, self._channel_index, "number of input channels")
-    self._dtype = inputs.dtype
-    if self.w_init is None:
-      self.w_init = conv.default_w_init(math.prod(self._kernel))
-    weight_shape = self._kernel + (self.input_channels,
-                                   self.channel_multiplier)
-    self.w = tf.Variable(self.w_init(weight_shape, self._dtype), name="w")
-    if self.with_bias:
-      output_channels = self.input_channels * self.channel_multiplier
-      self.b = tf.Variable(self.b_init((output_channels,), self._dtype),
-                           name="b")
+  def _weight_shape(self) -> tuple[int, ...]:
+    return self._kernel + (self.input_channels, self.channel_multiplier)
 
-  def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
-    """Applies the depthwise convolution and adds the bias.
+  def _fan_in(self) -> int:
+    return math.prod(self._kernel)
 
-    Args:
-      inputs: A float16, bfloat16, float32 or float64 tensor of rank 4 in
-        `data_format` layout.
+  def _bias_size(self) -> int:
+    return self.input_channels * self.channel_multiplier
 
-    Returns:
-      A tensor of the same layout with `input_channels * channel_multiplier`
-      channels.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._initialize(inputs)
-    inputs = conv.check_call_input(self, inputs, 2, self.data_format,
-                                   self._dtype, self.input_channels)
-    channels_first = self._channel_index == 1
-    x = conv.to_channels_last(inputs) if channels_first else inputs
-    kernel = conv.effective_kernel(self._kernel, self.rate)
+  def _convolve(self, x: tf.Tensor) -> tf.Tensor:
+    """The depthwise convolution of channels-last `x`, without the bias."""
+    kernel = conv.effective_kernel(self._kernel, self._rate)
     if self.padding == "VALID":
       x = conv.check_fits(self, x, kernel, "with VALID padding")
     stride_h, stride_w = self._stride
     if stride_h == stride_w:
-      outputs = tf.nn.depthwise_conv2d(
+      return tf.nn.depthwise_conv2d(
           x, self.w, strides=(1, stride_h, stride_w, 1), padding=self.padding,
-          dilations=self.rate)
-    else:
-      # TensorFlow's Eigen CPU kernel refuses unequal strides: pad as the
-      # strided op would, convolve at stride 1 and keep every stride-th row
-      # and column (rate is 1 here).
-      if self.padding == "SAME":
-        sizes = [s if s is not None else d for s, d in
-                 zip(x.shape[1:3].as_list(), tf.unstack(tf.shape(x)[1:3]))]
-        x = tf.pad(x, [[0, 0]] + [
-            _same_padding(size, s, k)
-            for size, s, k in zip(sizes, self._stride, kernel)] + [[0, 0]])
-      outputs = tf.nn.depthwise_conv2d(x, self.w, strides=(1, 1, 1, 1),
-                                       padding="VALID")
-      outputs = outputs[:, ::stride_h, ::stride_w]
-    if self.with_bias:
-      outputs = tf.nn.bias_add(outputs, self.b)
-    return conv.to_channels_first(outputs) if channels_first else outputs
+          dilations=self._rate)
+    # TensorFlow's Eigen CPU kernel refuses unequal strides: pad as the
+    # strided op would, convolve at stride 1 and keep every stride-th row
+    # and column (rate is 1 here).
+    if self.padding == "SAME":
+      sizes = [s if s is not None else d for s, d in
+               zip(x.shape[1:3].as_list(), tf.unstack(tf.shape(x)[1:3]))]
+      x = tf.pad(x, [[0, 0]] + [
+          _same_padding(size, s, k)
+          for size, s, k in zip(sizes, self._stride, kernel)] + [[0, 0]])
+    outputs = tf.nn.depthwise_conv2d(x, self.w, strides=(1, 1, 1, 1),
+                                     padding="VALID")
+    return outputs[:, ::stride_h, ::stride_w]

@@ -1,5 +1,6 @@
 """GroupNorm: normalization over groups of channels of each input."""
 
+from typing import Any
 
 import tensorflow as tf
 
@@ -9,6 +10,7 @@ from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.modules import axis_norm
+from sonnet_like.modules import norm_settings
 
 
 class GroupNorm(axis_norm.AxisNormBase):
@@ -24,31 +26,18 @@ class GroupNorm(axis_norm.AxisNormBase):
       array([[-1., 1., -1., 1.]], dtype=float32)
   """
 
+  @norm_settings.documented(groups=(
+      "How many groups to split the channels into; it must divide the "
+      "number of channels."), axis=(
+      "The input axes to normalize over (an int, sequence of ints or "
+      "slice); the channel axis stands for the channels of one group. By "
+      "default all but the batch; `slice(2, None)` also keeps a time axis."))
   def __init__(self, groups: int, axis: axis_norm.Axis = slice(1, None),
                create_scale: bool = True, create_offset: bool = True,
                eps: types.FloatLike = 1e-5,
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    """Constructs the module.
-
-    Args:
-      groups: How many groups to split the channels into; it must divide
-        the number of channels.
-      axis: The input axes to normalize over (an int, sequence of ints or
-        slice); the channel axis stands for the channels of one group. By
-        default all but the batch; `slice(2, None)` also keeps a time axis.
-      create_scale: Whether to learn a per-channel scale.
-      create_offset: Whether to learn a per-channel offset.
-      eps: Added to the variance before the square root.
-      scale_init: Initializer of the scale (ones by default); only with
-        `create_scale=True`.
-      offset_init: Initializer of the offset (zeros by default); only with
-        `create_offset=True`.
-      data_format: "channels_last" (default), "channels_first", or a layout
-        such as "NHWC" or "NCHW".
-      name: Name of the module.
-    """
     super().__init__(create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
     arguments.check_positive_int("GroupNorm", "groups", groups)
@@ -75,24 +64,9 @@ class GroupNorm(axis_norm.AxisNormBase):
     c = self._channel_axis
     self._grouped_axes = tuple(a + 1 if a >= c else a for a in axes)
 
-  def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
-               offset: tf.Tensor | None = None) -> tf.Tensor:
-    """Normalizes `inputs`.
-
-    Args:
-      inputs: A tensor in the module's `data_format`, rank >= 2.
-      scale: A tensor broadcastable to `inputs`; only without `create_scale`.
-      offset: A tensor broadcastable to `inputs`; only without
-        `create_offset`.
-
-    Returns:
-      The normalized tensor, shaped like `inputs`.
-    """
-    inputs = tf.convert_to_tensor(inputs)
-    self._check_no_learnt_override(scale, offset)  # Before building.
-    self._initialize(inputs)
-    inputs = self._check_like_built(inputs)
-    scale, offset = self._scale_and_offset(scale, offset)
+  def _normalize(self, inputs: tf.Tensor, scale: Any,
+                 offset: Any) -> tf.Tensor:
+    """Normalizes each group of channels over the chosen axes."""
     c = self._channel_axis
     shape = tf.shape(inputs)
     grouped_shape = tf.concat(

@@ -39,8 +39,7 @@ class Linear(base.Module):
     """
     super().__init__(name=name)
     arguments.check_positive_int("Linear", "output_size", output_size)
-    if not with_bias and b_init is not None:
-      raise ValueError("Linear: b_init must be None when with_bias=False.")
+    arguments.check_no_b_init_without_bias("Linear", with_bias, b_init)
     self.output_size = output_size
     self.with_bias = with_bias
     self.w_init = w_init

@@ -15,6 +15,7 @@ one per spatial dimension) as the `padding` of a convolution:
 
 from typing import Callable, Sequence
 
+from sonnet_like.core import checks
 from sonnet_like.core import utils
 
 __all__ = ["causal", "create", "full", "reverse_causal", "same", "valid"]
@@ -79,6 +80,12 @@ def reverse_causal(effective_kernel_size: int) -> list[int]:
 
 def _per_dim(value, n: int, argument: str) -> tuple:
   """Scalar or length-1 sequence -> n copies; a length-n sequence as is."""
+  if isinstance(value, (list, tuple)) and len(value) not in (1, n):
+    # A TypeError too, as Sonnet 2's, with its words.
+    raise checks.ArgumentTypeError(
+        f"pad.create: {argument} must be a scalar or a sequence of {n} "
+        f"values: {argument} must be a scalar or sequence of length 1 or "
+        f"sequence of length {n}, got {value!r}.")
   if isinstance(value, (list, tuple)) and len(value) == 1:
     value = value[0]
   return utils.replicate(value, n, "pad.create", argument)
@@ -109,8 +116,8 @@ def create(padding: Paddings, kernel: int | Sequence[int],
     `n + 2` pairs `[before, after]`, with `[0, 0]` for batch and channels.
 
   Raises:
-    ValueError: if a sequence has the wrong length or `channel_index` is not
-      1 or -1.
+    ValueError: if `channel_index` is not 1 or -1, or a sequence has the
+      wrong length (then a `TypeError` too, as in Sonnet 2).
   """
   if channel_index not in (1, -1):
     raise ValueError("pad.create: channel_index must be 1 or -1, got "

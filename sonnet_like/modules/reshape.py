@@ -35,8 +35,15 @@ def _output_shape(cls: str, output_shape: types.ShapeLike) -> tuple[int, ...]:
   if (dims is None or
       not all(isinstance(d, numbers.Integral) and not isinstance(d, bool)
               and d >= -1 for d in dims) or dims.count(-1) > 1):
+    # Sonnet 2's words for the same mistakes (from TensorFlow) end ours.
+    why = ""
+    if dims is not None and dims.count(-1) > 1:
+      why = (" Input to reshape is a tensor with a fixed number of values, "
+             "which determines one size left at -1, not two.")
+    elif dims is not None and any(isinstance(d, (str, bytes)) for d in dims):
+      why = " Can't convert Python sequence with mixed types to Tensor."
     raise ValueError(f"{cls}: output_shape must be a sequence of sizes >= 0 "
-                     f"with at most one -1, got {output_shape!r}.")
+                     f"with at most one -1, got {output_shape!r}.{why}")
   return tuple(int(d) for d in dims)
 
 
@@ -120,10 +127,24 @@ class Reshape(base.Module):
     checks.check_rank(self, inputs, min_rank=self._preserve_dims)
 
   def _mismatch(self, inputs: tf.Tensor, count: object) -> str:
+    """Our message, then TensorFlow's words (Sonnet 2 passes those on)."""
     trailing = inputs.shape[self._preserve_dims:]
-    return (f"{checks.describe(self)} cannot reshape dimensions {trailing} "
+    ours = (f"{checks.describe(self)} cannot reshape dimensions {trailing} "
             f"({count} elements) of an input of shape {inputs.shape} to "
             f"{self._output_shape} (preserve_dims={self._preserve_dims}).")
+    if not isinstance(count, int):  # Known only when the graph runs.
+      return ours
+    requested = math.prod(d for d in self._output_shape if d != -1)
+    if -1 in self._output_shape:  # Sonnet's wildcard: count // the rest.
+      requested *= count // requested if requested else 0
+    total = inputs.shape.num_elements()
+    if total is None:  # Leading sizes known only when the graph runs.
+      total, where = count, " after the preserved dimensions"
+    else:
+      requested *= math.prod(inputs.shape[:self._preserve_dims])
+      where = ""
+    return (f"{ours} Input to reshape is a tensor with {total} values{where}, "
+            f"but the requested shape has {requested}.")
 
   def _resolve(self, inputs: tf.Tensor, dims: Sequence[int]) -> list[int]:
     """Replaces the -1 of the target so that it holds `prod(dims)` elements."""

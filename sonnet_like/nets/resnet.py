@@ -67,28 +67,8 @@ def _check_channels(owner: str, channels: Any) -> None:
 
 class _BottleneckBlock(base.Module):
   """What both bottleneck blocks share: checked arguments and the shortcut
-  conv (created first, as in Sonnet, so checkpoints line up)."""
-
-  def __init__(self, channels, stride, use_projection, bn_config, name):
-    super().__init__(name=name)
-    owner = type(self).__name__
-    _check_channels(owner, channels)
-    self._channels = int(channels)
-    self._stride = stride
-    self._use_projection = bool(use_projection)
-    self._bn_config = check_bn_config(owner, bn_config)
-    if self._use_projection:
-      self._proj_conv = _conv(channels, 1, stride, "shortcut_conv")
-
-
-class BottleNeckBlockV1(_BottleneckBlock):
-  """Bottleneck block of ResNet v1: three conv + BatchNorm, ReLU after the sum.
-
-  1x1 conv to `channels // 4`, 3x3 conv (strided), 1x1 conv to `channels`,
-  each followed by BatchNorm (the last one's scale starts at zero); the input,
-  projected by a strided 1x1 conv + BatchNorm with `use_projection`, is added
-  before the final ReLU.
-  """
+  conv (created first, as in Sonnet, so checkpoints line up), then the
+  version's layers (`_make_layers`)."""
 
   def __init__(self, channels: int, stride: int | Sequence[int],
                use_projection: bool, bn_config: Mapping[str, Any],
@@ -103,17 +83,41 @@ class BottleNeckBlockV1(_BottleneckBlock):
       bn_config: Arguments of the BatchNorm layers (see `ResNet`).
       name: Name of the module.
     """
-    super().__init__(channels, stride, use_projection, bn_config, name)
-    bn_config = self._bn_config
+    super().__init__(name=name)
+    owner = type(self).__name__
+    _check_channels(owner, channels)
+    self._channels = int(channels)
+    self._stride = stride
+    self._use_projection = bool(use_projection)
+    self._bn_config = check_bn_config(owner, bn_config)
+    if self._use_projection:
+      self._proj_conv = _conv(channels, 1, stride, "shortcut_conv")
+    self._make_layers(self._bn_config, self._channels // 4)
+
+  def _make_layers(self, bn_config: dict[str, Any],
+                   bottleneck: int) -> None:
+    raise NotImplementedError
+
+
+class BottleNeckBlockV1(_BottleneckBlock):
+  """Bottleneck block of ResNet v1: three conv + BatchNorm, ReLU after the sum.
+
+  1x1 conv to `channels // 4`, 3x3 conv (strided), 1x1 conv to `channels`,
+  each followed by BatchNorm (the last one's scale starts at zero); the input,
+  projected by a strided 1x1 conv + BatchNorm with `use_projection`, is added
+  before the final ReLU.
+  """
+
+  def _make_layers(self, bn_config: dict[str, Any],
+                   bottleneck: int) -> None:
     if self._use_projection:
       self._proj_batchnorm = _batch_norm(bn_config, "shortcut_batchnorm")
-    bottleneck = self._channels // 4
     self._layers = [
         [_conv(bottleneck, 1, 1, "conv_0"),
          _batch_norm(bn_config, "batchnorm_0")],
-        [_conv(bottleneck, 3, stride, "conv_1"),
+        [_conv(bottleneck, 3, self._stride, "conv_1"),
          _batch_norm(bn_config, "batchnorm_1")],
-        [_conv(channels, 1, 1, "conv_2"),
+        [_conv(self._channels, 1, 1, "conv_2"),
          _batch_norm(bn_config, "batchnorm_2",
                      scale_init=initializers.Zeros())],
     ]
@@ -143,26 +147,13 @@ class BottleNeckBlockV2(_BottleneckBlock):
   no activation after the sum.
   """
 
-  def __init__(self, channels: int, stride: int | Sequence[int],
-               use_projection: bool, bn_config: Mapping[str, Any],
-               name: str | None = None):
-    """Constructs the block; the arguments are those of `BottleNeckBlockV1`.
-
-    Args:
-      channels: Output channels (the bottleneck has `channels // 4`).
-      stride: Stride of the 3x3 conv and of the projection.
-      use_projection: Whether the shortcut is projected.
-      bn_config: Arguments of the BatchNorm layers (see `ResNet`).
-      name: Name of the module.
-    """
-    super().__init__(channels, stride, use_projection, bn_config, name)
-    bn_config = self._bn_config
-    bottleneck = self._channels // 4
+  def _make_layers(self, bn_config: dict[str, Any],
+                   bottleneck: int) -> None:
     self._conv_0 = _conv(bottleneck, 1, 1, "conv_0")
     self._bn_0 = _batch_norm(bn_config, "batchnorm_0")
-    self._conv_1 = _conv(bottleneck, 3, stride, "conv_1")
+    self._conv_1 = _conv(bottleneck, 3, self._stride, "conv_1")
     self._bn_1 = _batch_norm(bn_config, "batchnorm_1")
-    self._conv_2 = _conv(channels, 1, 1, "conv_2")
+    self._conv_2 = _conv(self._channels, 1, 1, "conv_2")
     self._bn_2 = _batch_norm(bn_config, "batchnorm_2")
 
   def __call__(self, inputs: tf.Tensor,

@@ -22,11 +22,6 @@ from sonnet_like.core import utils
 from sonnet_like.modules import moving_averages
 
 
-def _check_positive_int(owner: str, argument: str, value: Any) -> int:
-  arguments.check_positive_int(owner, argument, value)
-  return int(value)
-
-
 def _python_number(value: Any) -> Any:
   """A 0-d NumPy array as a Python number; anything else as it is."""
   if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -45,29 +40,18 @@ def _check_non_negative(owner: str, argument: str, value: Any) -> None:
                      f"got {value!r}.")
 
 
-def _embedding_dtype(owner: str, dtype: Any) -> tf.DType:
-  try:
-    dtype = tf.as_dtype(dtype)
-  except TypeError:
-    dtype = None
-  if dtype is None or not dtype.is_floating:
-    raise ValueError(f"{owner}: dtype must be a floating-point dtype, got "
-                     f"{dtype!r}.")
-  return dtype
-
-
 def _store_codebook_arguments(module: Any, embedding_dim: Any,
                               num_embeddings: Any, commitment_cost: Any,
                               dtype: Any) -> tf.DType:
   """Checks and stores the arguments both quantizers share; returns dtype."""
   owner = type(module).__name__
-  module.embedding_dim = _check_positive_int(owner, "embedding_dim",
-                                             embedding_dim)
-  module.num_embeddings = _check_positive_int(owner, "num_embeddings",
-                                              num_embeddings)
+  module.embedding_dim = int(arguments.check_positive_int(
+      owner, "embedding_dim", embedding_dim))
+  module.num_embeddings = int(arguments.check_positive_int(
+      owner, "num_embeddings", num_embeddings))
   _check_non_negative(owner, "commitment_cost", commitment_cost)
   module.commitment_cost = commitment_cost
-  return _embedding_dtype(owner, dtype)
+  return arguments.check_floating_dtype(owner, dtype)
 
 
 def _initial_embeddings(embedding_dim: int, num_embeddings: int,

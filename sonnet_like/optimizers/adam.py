@@ -1,10 +1,7 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 
-from typing import Sequence
-
 import tensorflow as tf
 
-from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -18,7 +15,7 @@ def adam_rule(g, learning_rate, beta1, beta2, epsilon, t, m, v):
   return learning_rate * m_hat / (tf.sqrt(v_hat) + epsilon), m, v
 
 
-class Adam(base.Optimizer):
+class Adam(base.RuleOptimizer):
   """Adam: a step scaled by bias-corrected moment estimates.
 
   For each parameter, at step `t` (counted from 1):
@@ -78,39 +75,11 @@ class Adam(base.Optimizer):
     self.m = []
     self.v = []
 
-  @once.once
-  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
-    m = self._slots("m", parameters)
-    v = self._slots("v", parameters)
-    self._remember_parameters(parameters)
-    self.m.extend(m)
-    self.v.extend(v)
+  def _slot_lists(self) -> list[tuple[str, str]]:
+    return [("m", "m"), ("v", "v")]
 
-  def apply(self, updates: Sequence[types.ParameterUpdate],
-            parameters: Sequence[tf.Variable]) -> None:
-    """Increments `step` and applies one Adam step to each pair.
-
-    Args:
-      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
-        None to skip it), often gradients.
-      parameters: The variables to change; the same list on every call.
-
-    Raises:
-      ValueError: if the lists are empty or of different lengths, all updates
-        are None, an update's dtype or shape does not match its parameter, or
-        the parameters differ from those of the first call.
-      TypeError: if a parameter is not a `tf.Variable`.
-    """
-    updates, parameters = self._check_arguments(updates, parameters)
-    self._check_same_parameters(parameters)
-    self._in_cross_replica_context(self._apply_all, updates, parameters)
-
-  def _apply_all(self, updates, parameters):
-    self._initialize(parameters)
+  def _begin_step(self) -> None:
     self.step.assign_add(1)
-    for update, parameter, m, v in zip(updates, parameters, self.m, self.v):
-      if update is not None:
-        self._update(parameter, self._apply_one, update, m, v)
 
   def _apply_one(self, parameter, update, m, v):
     dtype = parameter.dtype

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from sonnet_like.core import base
 from sonnet_like.core import checks
+from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.core import utils
 
@@ -176,6 +177,76 @@ class Optimizer(base.Module):
                 *[_local_copy(strategy, a, parameter_copy) for a in args])
 
     strategy.extended.update(parameter, on_device, args=args, group=True)
+
+
+class RuleOptimizer(Optimizer):
+  """An optimizer that applies one update rule per parameter, with slots.
+
+  Its `apply` checks the arguments (and, once slots exist, that the
+  parameters are those they were made for), leaves replica context, builds
+  the slots on the first call (`_initialize`), runs `_begin_step` and then
+  `_apply_one(parameter, update, *slots)` on each copy of each parameter
+  whose update is not None. Subclasses define `_apply_one` and, if they
+  keep state, `_slot_lists` and `_begin_step`.
+  """
+
+  def apply(self, updates: Sequence[types.ParameterUpdate],
+            parameters: Sequence[tf.Variable]) -> None:
+    """Applies one step of the optimizer's rule to each pair.
+
+    Args:
+      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
+        None to skip it), often gradients.
+      parameters: The variables to change; the same list on every call.
+
+    Raises:
+      ValueError: if the lists are empty or of different lengths, all updates
+        are None, an update's dtype or shape does not match its parameter, or
+        the parameters differ from those of the first call.
+      TypeError: if a parameter is not a `tf.Variable`.
+    """
+    updates, parameters = self._check_arguments(updates, parameters)
+    self._check_same_parameters(parameters)
+    self._in_cross_replica_context(self._apply_all, updates, parameters)
+
+  def _apply_all(self, updates: Sequence[Any],
+                 parameters: Sequence[tf.Variable]) -> None:
+    self._initialize(parameters)
+    self._begin_step()
+    for i, (update, parameter) in enumerate(zip(updates, parameters)):
+      if update is not None:
+        self._update(parameter, self._apply_one, update, *self._slots_of(i))
+
+  def _slot_lists(self) -> list[tuple[str, str]]:
+    """`(attribute, scope)` of each list of slots, in `_apply_one`'s order.
+
+    Each attribute is a list (empty until the first `apply`) that gets one
+    slot per parameter, named `<optimizer>/<scope>/<parameter name>`.
+    """
+    return []
+
+  @once.once
+  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
+    """Creates the slots and remembers the parameters they belong to."""
+    if not self._slot_lists():
+      return  # Without state, any parameters may come in each call.
+    made = [(attribute, self._slots(scope, parameters))
+            for attribute, scope in self._slot_lists()]
+    self._remember_parameters(parameters)
+    for attribute, slots in made:
+      getattr(self, attribute).extend(slots)
+
+  def _slots_of(self, i: int) -> list[tf.Variable]:
+    return [getattr(self, attribute)[i]
+            for attribute, _ in self._slot_lists()]
+
+  def _begin_step(self) -> None:
+    """Runs once per `apply`, before the updates (e.g. a step counter)."""
+
+  @abc.abstractmethod
+  def _apply_one(self, parameter: tf.Variable, update: Any,
+                 *slots: tf.Variable) -> None:
+    """Applies the rule to one copy of `parameter`."""
 
 
 def apply_rule(parameter: tf.Variable, update: Any,

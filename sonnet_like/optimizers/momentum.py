@@ -1,10 +1,7 @@
 """Momentum: SGD with (optionally Nesterov) momentum."""
 
-from typing import Sequence
-
 import tensorflow as tf
 
-from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -19,7 +16,7 @@ def momentum_rule(update, learning_rate, mu, accumulated, use_nesterov):
   return delta, accumulated
 
 
-class Momentum(base.Optimizer):
+class Momentum(base.RuleOptimizer):
   """SGD with momentum.
 
   For each parameter, with `a` its accumulated momentum (zero at first):
@@ -69,37 +66,8 @@ class Momentum(base.Optimizer):
                                         use_nesterov)
     self.accumulated_momentum = []
 
-  @once.once
-  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
-    slots = self._slots("accumulated_momentum", parameters)
-    self._remember_parameters(parameters)
-    self.accumulated_momentum.extend(slots)
-
-  def apply(self, updates: Sequence[types.ParameterUpdate],
-            parameters: Sequence[tf.Variable]) -> None:
-    """Applies one momentum step to each (update, parameter) pair.
-
-    Args:
-      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
-        None to skip it), often gradients.
-      parameters: The variables to change; the same list on every call.
-
-    Raises:
-      ValueError: if the lists are empty or of different lengths, all updates
-        are None, an update's dtype or shape does not match its parameter, or
-        the parameters differ from those of the first call.
-      TypeError: if a parameter is not a `tf.Variable`.
-    """
-    updates, parameters = self._check_arguments(updates, parameters)
-    self._check_same_parameters(parameters)
-    self._in_cross_replica_context(self._apply_all, updates, parameters)
-
-  def _apply_all(self, updates, parameters):
-    self._initialize(parameters)
-    for update, parameter, accumulated in zip(updates, parameters,
-                                              self.accumulated_momentum):
-      if update is not None:
-        self._update(parameter, self._apply_one, update, accumulated)
+  def _slot_lists(self) -> list[tuple[str, str]]:
+    return [("accumulated_momentum", "accumulated_momentum")]
 
   def _apply_one(self, parameter, update, accumulated):
     dtype = parameter.dtype

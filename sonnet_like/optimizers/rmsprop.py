@@ -1,10 +1,7 @@
 """RMSProp: steps divided by a running root mean square of the updates."""
 
-from typing import Sequence
-
 import tensorflow as tf
 
-from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -21,7 +18,7 @@ def rmsprop_rule(g, learning_rate, decay, mu, epsilon, mom, ms, mg=None):
   return (mom, mom, ms) if mg is None else (mom, mom, ms, mg)
 
 
-class RMSProp(base.Optimizer):
+class RMSProp(base.RuleOptimizer):
   """RMSProp, with optional momentum and centring.
 
   For each parameter:
@@ -81,42 +78,9 @@ class RMSProp(base.Optimizer):
     self.ms = []
     self.mg = []
 
-  @once.once
-  def _initialize(self, parameters: Sequence[tf.Variable]) -> None:
-    mom = self._slots("momentum", parameters)
-    ms = self._slots("rms", parameters)
-    mg = self._slots("mg", parameters) if self.centered else []
-    self._remember_parameters(parameters)
-    self.mom.extend(mom)
-    self.ms.extend(ms)
-    self.mg.extend(mg)
-
-  def apply(self, updates: Sequence[types.ParameterUpdate],
-            parameters: Sequence[tf.Variable]) -> None:
-    """Applies one RMSProp step to each (update, parameter) pair.
-
-    Args:
-      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
-        None to skip it), often gradients.
-      parameters: The variables to change; the same list on every call.
-
-    Raises:
-      ValueError: if the lists are empty or of different lengths, all updates
-        are None, an update's dtype or shape does not match its parameter, or
-        the parameters differ from those of the first call.
-      TypeError: if a parameter is not a `tf.Variable`.
-    """
-    updates, parameters = self._check_arguments(updates, parameters)
-    self._check_same_parameters(parameters)
-    self._in_cross_replica_context(self._apply_all, updates, parameters)
-
-  def _apply_all(self, updates, parameters):
-    self._initialize(parameters)
-    for i, (update, parameter) in enumerate(zip(updates, parameters)):
-      if update is not None:
-        slots = [self.mom[i], self.ms[i]] + ([self.mg[i]] if self.centered
-                                             else [])
-        self._update(parameter, self._apply_one, update, *slots)
+  def _slot_lists(self) -> list[tuple[str, str]]:
+    centered = [("mg", "mg")] if self.centered else []
+    return [("mom", "momentum"), ("ms", "rms")] + centered
 
   def _apply_one(self, parameter, update, *slots):
     dtype = parameter.dtype

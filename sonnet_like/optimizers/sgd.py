@@ -1,14 +1,12 @@
 """SGD: stochastic gradient descent, `parameter -= learning_rate * update`."""
 
-from typing import Sequence
-
 import tensorflow as tf
 
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
 
-class SGD(base.Optimizer):
+class SGD(base.RuleOptimizer):
   """Stochastic gradient descent; it keeps no state.
 
       >>> import sonnet_like as snt, tensorflow as tf
@@ -34,28 +32,6 @@ class SGD(base.Optimizer):
     super().__init__(name=name)
     self.learning_rate = base.check_hyperparameter("SGD", "learning_rate",
                                                    learning_rate)
-
-  def apply(self, updates: Sequence[types.ParameterUpdate],
-            parameters: Sequence[tf.Variable]) -> None:
-    """Applies `parameter -= learning_rate * update` to each pair.
-
-    Args:
-      updates: One update per parameter (a tensor, a `tf.IndexedSlices` or
-        None to skip it), often gradients from `tf.GradientTape.gradient`.
-      parameters: The variables to change.
-
-    Raises:
-      ValueError: if the lists are empty or of different lengths, all updates
-        are None, or an update's dtype or shape does not match its parameter.
-      TypeError: if a parameter is not a `tf.Variable`.
-    """
-    updates, parameters = self._check_arguments(updates, parameters)
-    self._in_cross_replica_context(self._apply_all, updates, parameters)
-
-  def _apply_all(self, updates, parameters):
-    for update, parameter in zip(updates, parameters):
-      if update is not None:
-        self._update(parameter, self._apply_one, update)
 
   def _apply_one(self, parameter, update):
     if isinstance(update, tf.IndexedSlices):

@@ -1,7 +1,10 @@
 """Argument checks shared by modules, environments and scenarios."""
 
+import re
+
 import numpy as np
 import pytest
+import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.core import arguments
@@ -43,3 +46,35 @@ def test_misspelt_scenario_keyword_names_the_scenario_and_suggests(
 def test_keyword_names_follow_kwargs_to_the_base_class():
   names = arguments.keyword_names(snt.scenarios.Supervised)
   assert {"batch_size", "eval_every", "save_dir", "num_steps"} <= set(names)
+
+
+def test_positive_int_returns_the_value_as_given():
+  value = np.int64(3)
+  assert arguments.check_positive_int("Thing", "size", value) is value
+  assert arguments.check_positive_int("Thing", "size", None,
+                                      optional=True) is None
+
+
+@pytest.mark.parametrize("dtype", ["float16", tf.float32, np.float64])
+def test_floating_dtype_returns_a_tf_dtype(dtype):
+  assert arguments.check_floating_dtype("Thing", dtype) == tf.as_dtype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, "string", "nonsense", None])
+def test_floating_dtype_refuses_with_both_error_types(dtype):
+  """A TypeError (as recurrent cores raised) and a ValueError (as the vector
+  quantizers raised), with one wording."""
+  with pytest.raises(TypeError, match=r"^Thing: dtype must be a "
+                     rf"floating-point dtype, got {re.escape(repr(dtype))}\.$"):
+    arguments.check_floating_dtype("Thing", dtype)
+  with pytest.raises(ValueError):
+    arguments.check_floating_dtype("Thing", dtype)
+
+
+def test_b_init_without_bias_has_our_and_sonnets_words():
+  arguments.check_no_b_init_without_bias("Thing", True, object())
+  arguments.check_no_b_init_without_bias("Thing", False, None)
+  with pytest.raises(ValueError, match=r"^Thing: b_init must be None when "
+                     r"with_bias=False, got 'zeros'\. When not using a bias "
+                     r"the b_init must be None\.$"):
+    arguments.check_no_b_init_without_bias("Thing", False, "zeros")

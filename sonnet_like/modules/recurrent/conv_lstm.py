@@ -9,6 +9,7 @@ from typing import Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import once
@@ -17,9 +18,10 @@ from sonnet_like.modules import conv
 from sonnet_like.modules.recurrent import lstm as lstm_lib
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
+from sonnet_like.modules.recurrent import weights
 
 
-class ConvNDLSTM(rnn_core.RNNCore):
+class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
   """Convolutional LSTM over `num_spatial_dims` spatial dimensions.
 
   With `*` a SAME-padded convolution, each step computes
@@ -71,10 +73,7 @@ class ConvNDLSTM(rnn_core.RNNCore):
     """
     super().__init__(name=name)
     owner = type(self).__name__
-    if num_spatial_dims not in (1, 2, 3):
-      raise ValueError(f"{owner}: num_spatial_dims must be 1, 2 or 3, got "
-                       f"{num_spatial_dims!r}.")
-    n = num_spatial_dims
+    n = conv.check_spatial_dims(owner, num_spatial_dims)
     try:
       shape = tf.TensorShape(input_shape).as_list()
     except (TypeError, ValueError):
@@ -86,15 +85,13 @@ class ConvNDLSTM(rnn_core.RNNCore):
                        f"{input_shape!r}.")
     self._num_spatial_dims = n
     self._input_shape = tuple(shape)
-    self._output_channels = state_checks.check_positive_int(
+    self._output_channels = arguments.check_positive_int(
         owner, "output_channels", output_channels)
-    if data_format is None:
-      data_format = conv.DATA_FORMATS[n][0]
-    self._channel_index = conv.channel_index(owner, data_format, n)
-    self._data_format = data_format
+    self._data_format, self._channel_index = conv.layout_of(
+        owner, data_format, n)
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype(owner, dtype)
+    self._dtype = arguments.check_floating_dtype(owner, dtype)
     self._input_to_hidden = conv.ConvND(
         n, output_channels=4 * output_channels, kernel_shape=kernel_shape,
         padding="SAME", with_bias=False, w_init=w_i_init,
@@ -103,14 +100,6 @@ class ConvNDLSTM(rnn_core.RNNCore):
         n, output_channels=4 * output_channels, kernel_shape=kernel_shape,
         padding="SAME", with_bias=False, w_init=w_h_init,
         data_format=data_format, name="hidden_to_hidden")
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._input_to_hidden.w
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._hidden_to_hidden.w
 
   def _state_shape(self) -> list[int]:
     shape = list(self._input_shape)
@@ -164,21 +153,6 @@ class ConvNDLSTM(rnn_core.RNNCore):
     return next_hidden, lstm_lib.LSTMState(hidden=next_hidden, cell=next_cell)
 
 
-_ARGS_DOC = """
-    Args:
-      input_shape: Shape of one input without the batch axis.
-      output_channels: Channels of the hidden state and the cell.
-      kernel_shape: Kernel size, an int or one per spatial dimension.
-      data_format: Channels-last (default) or channels-first layout.
-      w_i_init: Initializer of `w_i` (see `ConvNDLSTM`).
-      w_h_init: Initializer of `w_h` (see `ConvNDLSTM`).
-      b_init: Initializer of `b`; zeros by default.
-      forget_bias: Added to the forget-gate bias after initialization.
-      dtype: Dtype of the variables, the state and the expected inputs.
-      name: Name of the module.
-"""
-
-
 class Conv1DLSTM(ConvNDLSTM):
   """1-D convolutional LSTM over `[B, W, C]` inputs (or "NCW").
 
@@ -190,18 +164,7 @@ class Conv1DLSTM(ConvNDLSTM):
       TensorShape([2, 8, 4])
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(1, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv1DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 1)
 
 
 class Conv2DLSTM(ConvNDLSTM):
@@ -218,18 +181,7 @@ class Conv2DLSTM(ConvNDLSTM):
        'conv2d_lstm_example/input_to_hidden/w:0']
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NHWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(2, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv2DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 2)
 
 
 class Conv3DLSTM(ConvNDLSTM):
@@ -244,15 +196,4 @@ class Conv3DLSTM(ConvNDLSTM):
       TensorShape([2, 4, 4, 4, 3])
   """
 
-  def __init__(self, input_shape: types.ShapeLike, output_channels: int,
-               kernel_shape: int | Sequence[int], data_format: str = "NDHWC",
-               w_i_init: initializers.Initializer | None = None,
-               w_h_init: initializers.Initializer | None = None,
-               b_init: initializers.Initializer | None = None,
-               forget_bias: types.FloatLike = 1.0,
-               dtype: tf.DType = tf.float32, name: str | None = None):
-    super().__init__(3, input_shape, output_channels, kernel_shape,
-                     data_format, w_i_init, w_h_init, b_init, forget_bias,
-                     dtype, name)
-
-  __init__.__doc__ = "Constructs a Conv3DLSTM.\n" + _ARGS_DOC
+  __init__ = conv.fixed_dims_init(ConvNDLSTM.__init__, 3)

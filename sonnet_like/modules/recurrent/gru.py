@@ -1,16 +1,17 @@
 """GRU: the gated recurrent unit core."""
 
+from typing import Any
+
 import tensorflow as tf
 
-from sonnet_like.core import checks
+from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
-from sonnet_like.core import types
-from sonnet_like.modules.recurrent import rnn_core
-from sonnet_like.modules.recurrent import state_checks
+from sonnet_like.modules.recurrent import hidden_state
+from sonnet_like.modules.recurrent import weights
 
 
-class GRU(rnn_core.RNNCore):
+class GRU(weights.DenseWeights, hidden_state.HiddenStateCore):
   """Gated recurrent unit core.
 
   With `x` the input and `h` the previous state, each step computes
@@ -51,56 +52,25 @@ class GRU(rnn_core.RNNCore):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "GRU", "hidden_size", hidden_size)
     glorot_uniform = initializers.VarianceScaling(mode="fan_avg",
                                                   distribution="uniform")
     self._w_i_init = w_i_init or glorot_uniform
     self._w_h_init = w_h_init or glorot_uniform
     self._b_init = b_init or initializers.Zeros()
-    self._dtype = state_checks.check_floating_dtype("GRU", dtype)
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._w_i
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._w_h
-
-  def initial_state(self, batch_size: types.IntLike) -> tf.Tensor:
-    """Zeros of shape `[batch_size, hidden_size]`."""
-    return tf.zeros([batch_size, self._hidden_size], self._dtype)
+    self._dtype = arguments.check_floating_dtype("GRU", dtype)
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
-    self._input_size = checks.known_dim(self, inputs, -1, "input size")
-    size, dtype = self._hidden_size, self._dtype
-    self._w_i = tf.Variable(self._w_i_init([self._input_size, 3 * size], dtype),
-                            name="w_i")
-    self._w_h = tf.Variable(self._w_h_init([size, 3 * size], dtype),
-                            name="w_h")
-    self.b = tf.Variable(self._b_init([3 * size], dtype), name="b")
+    size = self._hidden_size
+    self._create_weights(inputs, 3 * size, size, self._w_i_init,
+                         self._w_h_init)
+    self.b = tf.Variable(self._b_init([3 * size], self._dtype), name="b")
 
-  def __call__(self, inputs: tf.Tensor,
-               prev_state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """One step.
-
-    Args:
-      inputs: `[B, input_size]`.
-      prev_state: `[B, hidden_size]`.
-
-    Returns:
-      `(outputs, next_state)`, the same `[B, hidden_size]` tensor twice.
-    """
-    inputs = state_checks.check_inputs(self, inputs, self._dtype, rank=2,
-                                       layout="[B, input_size]")
-    self._initialize(inputs)
-    inputs = checks.check_dim(self, inputs, -1, self._input_size,
-                              "input size")
-    prev_state = state_checks.check_state(
-        self, prev_state, tf.TensorShape([self._hidden_size]), self._dtype,
-        inputs)
+  def _step(self, inputs: Any, prev_state: Any) -> tf.Tensor:
+    inputs = self._checked_inputs(inputs, "[B, input_size]")
+    prev_state = self._checked_state(prev_state, inputs)
     gates_x = tf.matmul(inputs, self._w_i)
     zr_x, a_x = tf.split(gates_x, [2 * self._hidden_size, self._hidden_size],
                          axis=-1)
@@ -110,5 +80,4 @@ class GRU(rnn_core.RNNCore):
     z, r = tf.split(tf.sigmoid(zr_x + tf.matmul(prev_state, w_h_zr) + b_zr),
                     2, axis=-1)
     a = tf.tanh(a_x + tf.matmul(r * prev_state, w_h_a) + b_a)
-    next_state = (1 - z) * prev_state + z * a
-    return next_state, next_state
+    return (1 - z) * prev_state + z * a

@@ -5,10 +5,11 @@ import math
 
 import tensorflow as tf
 
-from sonnet_like.core import checks
+from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
+from sonnet_like.modules.recurrent import weights
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
 
@@ -53,7 +54,7 @@ def lstm_bias(b_init: initializers.Initializer, hidden_size: int,
   return tf.concat([b_i, b_f + forget_bias, b_g, b_o], axis=0)
 
 
-class LSTM(rnn_core.RNNCore):
+class LSTM(weights.DenseWeights, rnn_core.RNNCore):
   """Long short-term memory core.
 
   With `[x, h]` the input and previous hidden state and `c` the previous cell,
@@ -107,10 +108,10 @@ class LSTM(rnn_core.RNNCore):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "LSTM", "hidden_size", hidden_size)
     if projection_size is not None:
-      state_checks.check_positive_int("LSTM", "projection_size",
+      arguments.check_positive_int("LSTM", "projection_size",
                                       projection_size)
     elif projection_init is not None:
       raise ValueError("LSTM: projection_init must be None when projection "
@@ -123,15 +124,7 @@ class LSTM(rnn_core.RNNCore):
     self._w_h_init = w_h_init
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype("LSTM", dtype)
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._w_i
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._w_h
+    self._dtype = arguments.check_floating_dtype("LSTM", dtype)
 
   def initial_state(self, batch_size: types.IntLike) -> LSTMState:
     """Zeros: `LSTMState(hidden=[B, projection_size or hidden_size],
@@ -142,17 +135,9 @@ class LSTM(rnn_core.RNNCore):
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
-    self._input_size = checks.known_dim(self, inputs, -1, "input size")
     dtype = self._dtype
-    w_i_init = self._w_i_init or initializers.TruncatedNormal(
-        stddev=1. / math.sqrt(self._input_size))
-    w_h_init = self._w_h_init or initializers.TruncatedNormal(
-        stddev=1. / math.sqrt(self._eff_hidden_size))
-    self._w_i = tf.Variable(
-        w_i_init([self._input_size, 4 * self._hidden_size], dtype), name="w_i")
-    self._w_h = tf.Variable(
-        w_h_init([self._eff_hidden_size, 4 * self._hidden_size], dtype),
-        name="w_h")
+    self._create_weights(inputs, 4 * self._hidden_size, self._eff_hidden_size,
+                         self._w_i_init, self._w_h_init)
     self.b = tf.Variable(lstm_bias(self._b_init, self._hidden_size,
                                    self._forget_bias, dtype), name="b")
     if self._projection_size is None:
@@ -175,11 +160,7 @@ class LSTM(rnn_core.RNNCore):
     Returns:
       `(outputs, next_state)`, where `outputs` is `next_state.hidden`.
     """
-    inputs = state_checks.check_inputs(self, inputs, self._dtype, rank=2,
-                                       layout="[B, input_size]")
-    self._initialize(inputs)
-    inputs = checks.check_dim(self, inputs, -1, self._input_size,
-                              "input size")
+    inputs = self._checked_inputs(inputs, "[B, input_size]")
     prev_state = state_checks.check_state(
         self, prev_state, self._state_shapes(), self._dtype, inputs)
     return lstm_step(inputs, prev_state, self._w_i, self._w_h, self.b,

@@ -11,7 +11,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from sonnet_like.core import arguments
 from sonnet_like.core import checks
 
 WRONG_STRUCTURE_ERROR = (
@@ -79,24 +78,6 @@ def describe_structure(structure: Any, expected: bool = False) -> str:
   if structure is None or isinstance(structure, (bool, int, float, str)):
     return repr(structure)
   return type(structure).__name__
-
-
-def check_positive_int(owner: str, argument: str, value: Any) -> Any:
-  """Constructor check: `value` must be a positive int; returns it."""
-  arguments.check_positive_int(owner, argument, value)
-  return value
-
-
-def check_floating_dtype(owner: str, dtype: Any) -> tf.DType:
-  """Constructor check: `dtype` must be a floating-point dtype."""
-  try:
-    converted = tf.as_dtype(dtype)
-  except TypeError:
-    converted = None
-  if converted is None or not converted.is_floating:
-    raise TypeError(f"{owner}: dtype must be a floating-point dtype, got "
-                    f"{dtype!r}.")
-  return converted
 
 
 def check_inputs(module: Any, inputs: Any, dtype: tf.DType, rank: int,

@@ -1,20 +1,19 @@
 """UnrolledLSTM: an LSTM over a whole time-major sequence."""
 
-import math
-
 import tensorflow as tf
 
-from sonnet_like.core import checks
+from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
+from sonnet_like.modules.recurrent import weights
 from sonnet_like.modules.recurrent import lstm as lstm_lib
 from sonnet_like.modules.recurrent import rnn_core
 from sonnet_like.modules.recurrent import state_checks
 from sonnet_like.modules.recurrent import unroll
 
 
-class UnrolledLSTM(rnn_core.UnrolledRNN):
+class UnrolledLSTM(weights.DenseWeights, rnn_core.UnrolledRNN):
   """An LSTM that consumes a whole `[T, B, input_size]` sequence per call.
 
   Same variables, initialization and numerics as `snt.LSTM` (without
@@ -57,21 +56,13 @@ class UnrolledLSTM(rnn_core.UnrolledRNN):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "UnrolledLSTM", "hidden_size", hidden_size)
     self._w_i_init = w_i_init
     self._w_h_init = w_h_init
     self._b_init = b_init or initializers.Zeros()
     self._forget_bias = forget_bias
-    self._dtype = state_checks.check_floating_dtype("UnrolledLSTM", dtype)
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._w_i
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._w_h
+    self._dtype = arguments.check_floating_dtype("UnrolledLSTM", dtype)
 
   def initial_state(self, batch_size: types.IntLike) -> lstm_lib.LSTMState:
     """Zeros: `LSTMState(hidden=[B, hidden_size], cell=[B, hidden_size])`."""
@@ -80,18 +71,11 @@ class UnrolledLSTM(rnn_core.UnrolledRNN):
 
   @once.once
   def _initialize(self, input_sequence: tf.Tensor) -> None:
-    self._input_size = checks.known_dim(self, input_sequence, -1,
-                                        "input size")
-    size, dtype = self._hidden_size, self._dtype
-    w_i_init = self._w_i_init or initializers.TruncatedNormal(
-        stddev=1. / math.sqrt(self._input_size))
-    w_h_init = self._w_h_init or initializers.TruncatedNormal(
-        stddev=1. / math.sqrt(size))
-    self._w_i = tf.Variable(w_i_init([self._input_size, 4 * size], dtype),
-                            name="w_i")
-    self._w_h = tf.Variable(w_h_init([size, 4 * size], dtype), name="w_h")
+    size = self._hidden_size
+    self._create_weights(input_sequence, 4 * size, size, self._w_i_init,
+                         self._w_h_init)
     self.b = tf.Variable(
-        lstm_lib.lstm_bias(self._b_init, size, self._forget_bias, dtype),
+        lstm_lib.lstm_bias(self._b_init, size, self._forget_bias, self._dtype),
         name="b")
 
   def __call__(self, input_sequence: tf.Tensor,
@@ -107,12 +91,7 @@ class UnrolledLSTM(rnn_core.UnrolledRNN):
       `(output_sequence, final_state)`: the hidden states `[T, B,
       hidden_size]` and the `LSTMState` after the last step.
     """
-    input_sequence = state_checks.check_inputs(
-        self, input_sequence, self._dtype, rank=3,
-        layout="[T, B, input_size]")
-    self._initialize(input_sequence)
-    input_sequence = checks.check_dim(self, input_sequence, -1,
-                                      self._input_size, "input size")
+    input_sequence = self._checked_inputs(input_sequence, "[T, B, input_size]")
     shape = tf.TensorShape([self._hidden_size])
     initial_state = state_checks.check_state(
         self, initial_state, lstm_lib.LSTMState(shape, shape), self._dtype,

@@ -1,16 +1,20 @@
 """VanillaRNN: the basic fully connected recurrent core."""
 
+from typing import Any
+
 import tensorflow as tf
 
+from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.modules import linear
-from sonnet_like.modules.recurrent import rnn_core
+from sonnet_like.modules.recurrent import hidden_state
 from sonnet_like.modules.recurrent import state_checks
+from sonnet_like.modules.recurrent import weights
 
 
-class VanillaRNN(rnn_core.RNNCore):
+class VanillaRNN(weights.SubmoduleWeights, hidden_state.HiddenStateCore):
   """Fully connected recurrent core, `h = activation(x @ w_i + h @ w_h + b)`.
 
   The output and the next state are the same tensor.
@@ -49,31 +53,19 @@ class VanillaRNN(rnn_core.RNNCore):
       name: Name of the module.
     """
     super().__init__(name=name)
-    self._hidden_size = state_checks.check_positive_int(
+    self._hidden_size = arguments.check_positive_int(
         "VanillaRNN", "hidden_size", hidden_size)
     if not callable(activation):
       raise TypeError("VanillaRNN: activation must be callable, got "
                       f"{activation!r}.")
     self._activation = activation
     self._b_init = b_init or initializers.Zeros()
-    self._dtype = state_checks.check_floating_dtype("VanillaRNN", dtype)
+    self._dtype = arguments.check_floating_dtype("VanillaRNN", dtype)
     self._input_to_hidden = linear.Linear(
         hidden_size, with_bias=False, w_init=w_i_init, name="input_to_hidden")
     self._hidden_to_hidden = linear.Linear(
         hidden_size, with_bias=False, w_init=w_h_init,
         name="hidden_to_hidden")
-
-  @property
-  def input_to_hidden(self) -> tf.Variable:
-    return self._input_to_hidden.w
-
-  @property
-  def hidden_to_hidden(self) -> tf.Variable:
-    return self._hidden_to_hidden.w
-
-  def initial_state(self, batch_size: types.IntLike) -> tf.Tensor:
-    """Zeros of shape `[batch_size, hidden_size]`."""
-    return tf.zeros([batch_size, self._hidden_size], self._dtype)
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
@@ -81,23 +73,10 @@ class VanillaRNN(rnn_core.RNNCore):
     self._b = tf.Variable(self._b_init([self._hidden_size], self._dtype),
                           name="b")
 
-  def __call__(self, inputs: tf.Tensor,
-               prev_state: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """One step.
-
-    Args:
-      inputs: `[B, input_size]`.
-      prev_state: `[B, hidden_size]`.
-
-    Returns:
-      `(outputs, next_state)`, the same `[B, hidden_size]` tensor twice.
-    """
+  def _step(self, inputs: Any, prev_state: Any) -> tf.Tensor:
     inputs = state_checks.check_inputs(self, inputs, self._dtype, rank=2,
                                        layout="[B, input_size]")
-    prev_state = state_checks.check_state(
-        self, prev_state, tf.TensorShape([self._hidden_size]), self._dtype,
-        inputs)
+    prev_state = self._checked_state(prev_state, inputs)
     self._initialize(inputs)
-    outputs = self._activation(self._input_to_hidden(inputs) +
-                               self._hidden_to_hidden(prev_state) + self._b)
-    return outputs, outputs
+    return self._activation(self._input_to_hidden(inputs) +
+                            self._hidden_to_hidden(prev_state) + self._b)
