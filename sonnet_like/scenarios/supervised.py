@@ -16,6 +16,7 @@ from sonnet_like.scenarios import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import loss_checks
 from sonnet_like.scenarios import losses as losses_lib
 from sonnet_like.scenarios import step as step_lib
 
@@ -123,6 +124,8 @@ class Supervised(engine.Scenario):
     self.batch_size, self.shuffle = batch_size, shuffle
     self.eval_batch_size = eval_batch_size
     self._eval_functions: dict[Any, Any] = {}
+    self._first_batch: Any = None
+    self._eval_data: tf.data.Dataset | None = None
 
   def __call__(self, model: Any, optimizer: Any, loss_fn: Any,
                train_data: data_lib.Data, eval_data: data_lib.Data = None,
@@ -162,6 +165,9 @@ class Supervised(engine.Scenario):
     self.optimizer, self.loss_fn = optimizer, loss_fn
     self.feed(train_data, batch_size=self.batch_size, shuffle=self.shuffle,
               argument="train_data", check=_check_element("train_data"))
+    # Tried on the loss in build(), once per run, before anything is traced.
+    self._first_batch = loss_checks.first_batch(train_data, self.element_spec,
+                                                self.batch_size)
     self._eval_data = None
     if eval_data is not None:  # Checked now, not after the first interval.
       self._eval_data = data_lib.eval_dataset(
@@ -182,6 +188,16 @@ class Supervised(engine.Scenario):
     calling.build_models([self.model],
                          lambda: calling.call_model(self.model, inputs, True))
     self.build_optimizer(self.optimizer, self.model.trainable_variables)
+    if self._first_batch is not None:  # Every variable change is undone.
+      inputs, targets, _ = unpack(self._first_batch)
+      calling.build_models([self.model], lambda: loss_checks.check_loss(
+          "Supervised", self.loss_fn,
+          calling.call_model(self.model, inputs, True), targets))
+    if self._eval_data is not None:  # Refused now, not at the first eval.
+      calling.build_models([self.model], lambda: loss_checks.check_eval_inputs(
+          "Supervised", lambda x: calling.call_model(self.model, x, True),
+          unpack(self._eval_data.element_spec)[0],
+          unpack(self.element_spec)[0]))
 
   def compute_loss(self, inputs: Any, targets: Any, outputs: Any,
                    sample_weights: Any = None) -> tf.Tensor:
