@@ -306,6 +306,8 @@ class Supervised(engine.Scenario):
                 if losses_lib.is_keras_metric(m)}
     function = self._eval_function(
         model, loss_fn, {k: m for k, m in metrics.items() if k not in stateful})
+    # Traced once for every batch size (a short last batch, other data).
+    function.get_concrete_function(data_lib.any_batch(data.element_spec))
     for metric in stateful.values():
       metric.reset_state()
     totals: dict[str, float] = {}
@@ -334,10 +336,14 @@ class Supervised(engine.Scenario):
         data_lib.eval_dataset("Supervised", "data", data,
                               self.eval_batch_size))
 
-    @tf.function(reduce_retracing=True)
-    def forward(inputs):
-      return calling.call_model(model, inputs, False)
-
+    key = ("predict", id(model))
+    if key not in self._eval_functions:  # One per model: no new trace.
+      self._eval_functions[key] = (tf.function(
+          lambda inputs: calling.call_model(model, inputs, False),
+          reduce_retracing=True), model)
+    forward = self._eval_functions[key][0]
+    forward.get_concrete_function(data_lib.any_batch(
+        unpack(dataset.element_spec)[0]))
     outputs = []
     for batch in dataset:
       inputs = unpack(batch)[0]
