@@ -165,9 +165,12 @@ class Supervised(engine.Scenario):
     self.optimizer, self.loss_fn = optimizer, loss_fn
     self.feed(train_data, batch_size=self.batch_size, shuffle=self.shuffle,
               argument="train_data", check=_check_element("train_data"))
-    # Tried on the loss in build(), once per run, before anything is traced.
-    self._first_batch = loss_checks.first_batch(train_data, self.element_spec,
-                                                self.batch_size)
+    # Tried on the loss in build(), once per run, before anything is traced;
+    # not for a subclass's own step or loss, which may not use loss_fn.
+    own_loss = (type(self).train_step is Supervised.train_step and
+                type(self).compute_loss is Supervised.compute_loss)
+    self._first_batch = loss_checks.first_batch(
+        train_data, self.element_spec, self.batch_size) if own_loss else None
     self._eval_data = None
     if eval_data is not None:  # Checked now, not after the first interval.
       self._eval_data = data_lib.eval_dataset(

@@ -210,3 +210,21 @@ def test_eval_data_with_other_features_is_refused_before_the_first_step():
       "train_data.")
   assert isinstance(caught.value.__cause__, ValueError)
   assert not steps
+
+
+def test_a_subclass_with_its_own_loss_is_not_checked():
+  eager_calls = []
+
+  def loss(logits, labels):
+    if tf.executing_eagerly():
+      eager_calls.append(1)
+    return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+  class OwnLoss(snt.scenarios.Supervised):
+
+    def compute_loss(self, inputs, targets, outputs, sample_weights=None):
+      return tf.reduce_mean(loss(outputs, targets))
+
+  OwnLoss(num_steps=2, batch_size=32, progress=False)(
+      snt.Linear(10), keras.optimizers.SGD(0.1), loss, (X, LABELS))
+  assert not eager_calls
