@@ -58,27 +58,6 @@ def cross_entropy(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
   return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
 
 
-def plot(history: snt.scenarios.History, path: str) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
-  matplotlib.use("Agg")
-  from matplotlib import pyplot as plt  # pylint: disable=g-import-not-at-top
-  fig, (loss_ax, acc_ax) = plt.subplots(1, 2, figsize=(10, 4))
-  loss_ax.plot(history.train["step"], history.train["loss"], label="train")
-  if history.eval:
-    loss_ax.plot(history.eval["step"], history.eval["loss"], "o-",
-                 label="test")
-    acc_ax.plot(history.eval["step"], history.eval["accuracy"], "o-",
-                color="tab:green")
-  loss_ax.set(xlabel="step", ylabel="cross-entropy", yscale="log",
-              title="Loss")
-  loss_ax.legend()
-  acc_ax.set(xlabel="step", ylabel="accuracy", title="Test accuracy")
-  acc_ax.grid(alpha=0.3)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
-
-
 def main(argv=None) -> float:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--num_steps", type=int, default=3000)
@@ -113,7 +92,7 @@ def main(argv=None) -> float:
 
   metrics = train.evaluate(model, (x_test, y_test), cross_entropy)
   png = os.path.join(args.save_dir, "learning_curves.png")
-  plot(history, png)
+  history.plot(png, title="ConvNet on digits")
   print(f"Test accuracy {metrics['accuracy']:.2%}, test loss "
         f"{metrics['loss']:.4f} after {train.step} steps "
         f"({len(y_test)} held-out digits).")

@@ -236,3 +236,10 @@ def split_for_replicas(strategy: tf.distribute.Strategy, batch: Any) -> Any:
     return tf.nest.map_structure(cut, batch)
 
   return strategy.experimental_distribute_values_from_function(slice_for)
+
+
+def any_batch(spec: Any) -> Any:
+  """`spec` with every batch axis unknown: one trace for all batch sizes."""
+  return tf.nest.map_structure(
+      lambda s: tf.TensorSpec([None] + s.shape.as_list()[1:], s.dtype)
+      if isinstance(s, tf.TensorSpec) and s.shape.rank else s, spec)

@@ -13,6 +13,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import files
+from sonnet_like.scenarios import curves
 from sonnet_like.scenarios import hooks
 
 DAMAGED_ERROR = (
@@ -157,6 +158,15 @@ class History(hooks.Hook):
     elif saved is not None:
       self.from_dict(saved, up_to_step)
     return note
+
+  def plot(self, path: str, title: str | None = None) -> str:
+    """Draws the learning curves (train logs and eval metrics against the
+    step) into a PNG at `path`; needs matplotlib (the `examples` extra).
+
+    Returns:
+      `path`.
+    """
+    return curves.plot(self, path, title)
 
   def __repr__(self) -> str:
     last = {k: v[-1] for k, v in self.eval.items()} if self.eval else {}

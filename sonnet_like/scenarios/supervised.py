@@ -16,6 +16,7 @@ from sonnet_like.scenarios import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import loss_checks
 from sonnet_like.scenarios import losses as losses_lib
 from sonnet_like.scenarios import step as step_lib
 
@@ -80,6 +81,12 @@ class Supervised(engine.Scenario):
   function, whose signature) takes `is_training` gets `True` in training and
   `False` in evaluation.
 
+  Before the first step the loss is tried once, eagerly, on the first batch
+  and the model's outputs: one-hot targets under a sparse loss, too few
+  output units for the labels, logits under `from_logits=False` and a loss's
+  own errors are one error naming the fix (`loss_checks.py`); `eval_data` is
+  run through the model then too.
+
   Evaluation reports "loss" (mean per example) and, for a single tensor of
   `[batch, classes]` outputs with integer targets, "accuracy", plus any
   `metrics` given.
@@ -123,6 +130,8 @@ class Supervised(engine.Scenario):
     self.batch_size, self.shuffle = batch_size, shuffle
     self.eval_batch_size = eval_batch_size
     self._eval_functions: dict[Any, Any] = {}
+    self._first_batch: Any = None
+    self._eval_data: tf.data.Dataset | None = None
 
   def __call__(self, model: Any, optimizer: Any, loss_fn: Any,
                train_data: data_lib.Data, eval_data: data_lib.Data = None,
@@ -162,6 +171,12 @@ class Supervised(engine.Scenario):
     self.optimizer, self.loss_fn = optimizer, loss_fn
     self.feed(train_data, batch_size=self.batch_size, shuffle=self.shuffle,
               argument="train_data", check=_check_element("train_data"))
+    # Tried on the loss in build(), once per run, before anything is traced;
+    # not for a subclass's own step or loss, which may not use loss_fn.
+    own_loss = (type(self).train_step is Supervised.train_step and
+                type(self).compute_loss is Supervised.compute_loss)
+    self._first_batch = loss_checks.first_batch(
+        train_data, self.element_spec, self.batch_size) if own_loss else None
     self._eval_data = None
     if eval_data is not None:  # Checked now, not after the first interval.
       self._eval_data = data_lib.eval_dataset(
@@ -182,6 +197,16 @@ class Supervised(engine.Scenario):
     calling.build_models([self.model],
                          lambda: calling.call_model(self.model, inputs, True))
     self.build_optimizer(self.optimizer, self.model.trainable_variables)
+    if self._first_batch is not None:  # Every variable change is undone.
+      inputs, targets, _ = unpack(self._first_batch)
+      calling.build_models([self.model], lambda: loss_checks.check_loss(
+          "Supervised", self.loss_fn,
+          calling.call_model(self.model, inputs, True), targets))
+    if self._eval_data is not None:  # Refused now, not at the first eval.
+      calling.build_models([self.model], lambda: loss_checks.check_eval_inputs(
+          "Supervised", lambda x: calling.call_model(self.model, x, True),
+          unpack(self._eval_data.element_spec)[0],
+          unpack(self.element_spec)[0]))
 
   def compute_loss(self, inputs: Any, targets: Any, outputs: Any,
                    sample_weights: Any = None) -> tf.Tensor:
@@ -290,6 +315,8 @@ class Supervised(engine.Scenario):
                 if losses_lib.is_keras_metric(m)}
     function = self._eval_function(
         model, loss_fn, {k: m for k, m in metrics.items() if k not in stateful})
+    # Traced once for every batch size (a short last batch, other data).
+    function.get_concrete_function(data_lib.any_batch(data.element_spec))
     for metric in stateful.values():
       metric.reset_state()
     totals: dict[str, float] = {}
@@ -318,10 +345,14 @@ class Supervised(engine.Scenario):
         data_lib.eval_dataset("Supervised", "data", data,
                               self.eval_batch_size))
 
-    @tf.function(reduce_retracing=True)
-    def forward(inputs):
-      return calling.call_model(model, inputs, False)
-
+    key = ("predict", id(model))
+    if key not in self._eval_functions:  # One per model: no new trace.
+      self._eval_functions[key] = (tf.function(
+          lambda inputs: calling.call_model(model, inputs, False),
+          reduce_retracing=True), model)
+    forward = self._eval_functions[key][0]
+    forward.get_concrete_function(data_lib.any_batch(
+        unpack(dataset.element_spec)[0]))
     outputs = []
     for batch in dataset:
       inputs = unpack(batch)[0]

@@ -1,0 +1,59 @@
+"""History.plot: learning curves of any scenario as a PNG."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sonnet_like.scenarios import history as history_lib
+
+pytest.importorskip("matplotlib")
+from matplotlib import image  # pylint: disable=g-import-not-at-top
+
+
+def _history(with_eval=True):
+  h = history_lib.History()
+  h.train = {"step": [10, 20, 30], "loss": [2.0, 1.0, 0.5]}
+  if with_eval:
+    h.eval = {"step": [15, 30], "loss": [1.5, 0.7], "accuracy": [0.4, 0.8]}
+  return h
+
+
+def _pixels(path):
+  return image.imread(str(path))
+
+
+def test_plot_draws_loss_and_eval_panels(tmp_path):
+  both = _history().plot(str(tmp_path / "both.png"), title="digits")
+  loss_only = _history(with_eval=False).plot(str(tmp_path / "loss.png"))
+  wide, narrow = _pixels(both), _pixels(loss_only)
+  assert wide.shape[:2] == (400, 1000) and narrow.shape[:2] == (400, 500)
+  for pixels in (wide, narrow):  # Lines were drawn, not a blank canvas.
+    assert len(np.unique(pixels.reshape(-1, pixels.shape[-1]), axis=0)) > 20
+
+
+def test_plot_of_an_empty_history_says_so(tmp_path):
+  with pytest.raises(ValueError, match=r"^History.plot: the history holds no "
+                     r"record yet; plot it after training\.$"):
+    history_lib.History().plot(str(tmp_path / "empty.png"))
+  assert not (tmp_path / "empty.png").exists()
+
+
+def test_without_matplotlib_the_error_names_the_examples_extra(
+    tmp_path, monkeypatch):
+  monkeypatch.setitem(sys.modules, "matplotlib", None)  # Import fails.
+  with pytest.raises(ImportError, match=r"^History.plot draws with "
+                     r"matplotlib, which is not installed\. Install it with "
+                     r"the examples extra \(`pip install "
+                     r"sonnet_like\[examples\]`\)"):
+    _history().plot(str(tmp_path / "curves.png"))
+
+
+def test_sonnet_like_imports_without_matplotlib():
+  code = ("import sys; sys.modules['matplotlib'] = None; "
+          "import sonnet_like; print(sonnet_like.scenarios.History)")
+  result = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, check=False)
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert "History" in result.stdout
