@@ -22,7 +22,6 @@ from sonnet_like.envs import base as envs_base
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import q_learning
@@ -172,10 +171,7 @@ class DQN(engine.Scenario):
     environments.check_strategy("DQN", self.strategy)
     if not callable(q_network):
       raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner="DQN", value=optimizer))
+    self.traced_step.check_optimizer(optimizer)
     self.env = environments.make_env("DQN", env, self.num_envs, self.seed)
     space = self.env.action_space
     if not isinstance(space, envs.Discrete):
@@ -258,23 +254,25 @@ class DQN(engine.Scenario):
   def update(self) -> tuple[tf.Tensor, tf.Tensor]:
     """One gradient step on a sampled batch; returns (loss, mean Q)."""
     batch = self.buffer.sample(self.batch_size, self.rng)
-    next_target = self.forward(self.target_network, batch.next_observation)
-    next_online = (self.forward(self.q_network, batch.next_observation)
+    next_target = self.traced_step.forward(self.target_network,
+                                      batch.next_observation)
+    next_online = (self.traced_step.forward(self.q_network, batch.next_observation)
                    if self.double_dqn
                    else None)
     targets = q_learning.td_targets(batch.reward, batch.terminated, next_target,
                          self.gamma, next_online)
     variables = self._online_variables()
     with tf.GradientTape() as tape:
-      q = tf.gather(self.forward(self.q_network, batch.observation),
+      q = tf.gather(self.traced_step.forward(self.q_network, batch.observation),
                     batch.action, axis=1,
                     batch_dims=1)
       error = tf.cast(q, tf.float32) - targets
       losses = (q_learning.huber(error) if self.loss == "huber" else
                 tf.square(error))
       loss = tf.reduce_mean(losses)
-    grads = self.gradients(tape, loss, variables)
-    finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
+    grads = self.traced_step.gradients(tape, loss, variables)
+    finite = self.traced_step.apply_update(self.optimizer, grads, variables,
+                                      loss=loss)
     q_mean = tf.reduce_mean(tf.cast(q, tf.float32))
     self._state.loss.assign(tf.where(finite, loss, self._state.loss))
     self._state.q_mean.assign(tf.where(finite, q_mean, self._state.q_mean))

@@ -32,7 +32,6 @@ from sonnet_like.core import arguments
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
-from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
@@ -101,10 +100,7 @@ class OnPolicy(engine.Scenario):
                                              "trainable_variables"):
         raise TypeError(f"{owner}: {name} must be a module (snt.Module, "
                         f"tf.Module) that can be called, got {module!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner=owner, value=optimizer))
+    self.traced_step.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
@@ -145,7 +141,7 @@ class OnPolicy(engine.Scenario):
     base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
-    step_lib.build_optimizer(self.optimizer, self.trainable_variables())
+    self.build_optimizer(self.optimizer, self.trainable_variables())
 
   def evaluate_now(self):
     if self.eval_env is None:
@@ -176,12 +172,12 @@ class OnPolicy(engine.Scenario):
 
   def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
     """The actor on raw `[batch, ...]` observations (normalised first)."""
-    return self.forward(self.actor, self.normalize(observations))
+    return self.traced_step.forward(self.actor, self.normalize(observations))
 
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on raw `[batch, ...]` observations, as `[batch]`."""
-    return policies.values_of(type(self).__name__, self.critic_name,
-                              self.forward(self.critic, self.normalize(observations)))
+    values = self.traced_step.forward(self.critic, self.normalize(observations))
+    return policies.values_of(type(self).__name__, self.critic_name, values)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.

@@ -128,8 +128,8 @@ class REINFORCE(on_policy.OnPolicy):
       loss = policy_loss + self.baseline_coef * baseline_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    grads = self.gradients(tape, loss, variables)
-    self.apply_update(self.optimizer, grads, variables, loss=loss)
+    grads = self.traced_step.gradients(tape, loss, variables)
+    self.traced_step.apply_update(self.optimizer, grads, variables, loss=loss)
     logs = {"loss": loss, "policy_loss": policy_loss,
             "baseline_loss": baseline_loss, "entropy": entropy}
     logs.update(self.stats.logs())

@@ -28,7 +28,6 @@ from sonnet_like.envs import base as envs_base
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
@@ -188,10 +187,7 @@ class SAC(engine.Scenario):
                                              "trainable_variables"):
         raise TypeError(f"SAC: {name} must be a module (snt.Module, "
                         f"tf.Module) that can be called, got {module!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner="SAC", value=optimizer))
+    self.traced_step.check_optimizer(optimizer)
     self.env = environments.make_env("SAC", env, self.num_envs, self.seed)
     space = self.env.action_space
     if not isinstance(space, envs_base.Box):
@@ -267,7 +263,7 @@ class SAC(engine.Scenario):
     self._half = tf.constant((space.high - space.low) / 2)
     self._entropy_target = float(-space.shape[0] if self.target_entropy is None
                                  else self.target_entropy)
-    step_lib.build_optimizer(self.optimizer, self._trained_variables())
+    self.build_optimizer(self.optimizer, self._trained_variables())
 
   def _target_pairs(self):
     return ((list(self.target_critic.trainable_variables),
@@ -299,12 +295,12 @@ class SAC(engine.Scenario):
     """Q-values `[batch]` of normalised observations and [-1, 1] actions."""
     flat = tf.reshape(tf.cast(observations, tf.float32),
                       [tf.shape(observations)[0], -1])
-    return policies.values_of("SAC", name, self.forward(
+    return policies.values_of("SAC", name, self.traced_step.forward(
         critic, tf.concat([flat, unit_actions], axis=-1)))
 
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
-    outputs = self.forward(self.actor, observations)
+    outputs = self.traced_step.forward(self.actor, observations)
     raw = self.policy.sample(outputs, self.rng)
     return tf.tanh(raw), self.policy.log_prob(outputs, raw)
 
@@ -357,15 +353,16 @@ class SAC(engine.Scenario):
       actor_loss = tf.reduce_mean(tf.stop_gradient(alpha) * log_probs - new_q)
       alpha_loss = -tf.reduce_mean(self._state.log_alpha * tf.stop_gradient(
           log_probs + self._entropy_target))
-    grads = (self.gradients(tape, actor_loss, actor_variables) +
-             self.gradients(tape, critic_loss, critic_variables))
+    grads = (self.traced_step.gradients(tape, actor_loss, actor_variables) +
+             self.traced_step.gradients(tape, critic_loss, critic_variables))
     variables = actor_variables + critic_variables
     if self.alpha == "auto":
-      grads += self.gradients(tape, alpha_loss, [self._state.log_alpha])
+      grads += self.traced_step.gradients(tape, alpha_loss, [self._state.log_alpha])
       variables.append(self._state.log_alpha)
     del tape
     loss = critic_loss + actor_loss + alpha_loss
-    finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
+    finite = self.traced_step.apply_update(self.optimizer, grads, variables,
+                                      loss=loss)
     for target, online in self._target_pairs():
       for t, o in zip(target, online):
         t.assign(self.tau * o + (1.0 - self.tau) * t)
