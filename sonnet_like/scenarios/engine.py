@@ -284,7 +284,8 @@ class Scenario(services.ScenarioServices):
     """Whether the NaN guard checks once per compiled call
     (`nonfinite_check`, "auto" resolved)."""
     return self.guard.checks_per_call(
-        self.loop.steps_per_call * self.updates_per_step, self.precision.scales_loss)
+        self.loop.steps_per_call * self.updates_per_step,
+        self.precision.scales_loss)
 
   def evaluate_now(self) -> dict[str, float] | None:
     """Python: metrics at an eval boundary, or None to skip evaluation."""

@@ -9,11 +9,10 @@ can stop or skip exactly at that step. With the per-call check
 only the loss (and the clipping norm), and `CallRollback` checks the updated
 weights and slots once at the end of each compiled call and undoes the call
 if any went non-finite: no reduction per gradient and no condition between
-the backward pass and the update. `UnusedVariables` is the policy for
-variables that get no gradient; `nonfinite_error` says what failed where.
+the backward pass and the update. `nonfinite_error` says what failed
+where.
 """
 
-import warnings
 from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
@@ -100,25 +99,6 @@ def nonfinite_error(owner: str, latest: str | None, start: int, count: int,
       checkpoint=checkpoint), step)
 
 
-class UnusedVariables:
-  """The policy for variables given to an update that got no gradient:
-  "warn" once per set of names, "raise", or "ignore"."""
-
-  def __init__(self, owner: str, policy: str):
-    self.owner, self.policy = owner, policy
-    self._warned: set[tuple[str, ...]] = set()
-
-  def check(self, grads: Sequence[Any], variables: Sequence[Any]) -> None:
-    unused = [v.name for g, v in zip(grads, variables) if g is None]
-    if not unused or self.policy == "ignore":
-      return
-    message = UNUSED_VARIABLES.format(owner=self.owner, names=unused)
-    if self.policy == "raise":
-      raise ValueError(message)
-    if tuple(unused) not in self._warned:
-      self._warned.add(tuple(unused))
-      warnings.warn(message, stacklevel=3)  # Whoever called apply_update.
-
 def _as_tf_variable(variable: Any) -> Any:
   # A Keras 3 variable wraps a tf.Variable (its `value` on TensorFlow).
   if isinstance(variable, tf.Variable):
@@ -151,64 +131,6 @@ def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
         seen.add(variable.ref())
         found.append(variable)
   return found
-
-
-class FiniteRecorder:
-  """Collects, inside a traced step, whether this replica's updates were finite.
-
-  Verdicts made directly in the step's graph are kept as tensors (free).
-  Those made inside a nested graph (a `tf.range` loop or `tf.cond` branch of
-  the step, e.g. a GAN's critic loop) cannot leave it, so they are counted in
-  a variable instead.
-  """
-
-  def __init__(self):
-    self._count: tf.Variable | None = None
-    self._flags: list[tf.Tensor] = []
-    self._losses: list[tf.Tensor] = []
-    self._graph: Any = None
-    self._counted = False
-
-  def create(self) -> None:
-    """Creates the counter; call in the strategy scope."""
-    self._count = tf.Variable(
-        0.0, trainable=False, name="nonfinite_updates",
-        synchronization=tf.VariableSynchronization.ON_READ,
-        aggregation=tf.VariableAggregation.SUM)
-
-  def start(self) -> None:
-    self._flags, self._losses, self._counted = [], [], False
-    self._graph = tf.compat.v1.get_default_graph()
-
-  def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
-    """Records a verdict, and the loss tensor it covered (if any)."""
-    if self._graph is None:
-      return
-    if tf.compat.v1.get_default_graph() is self._graph:
-      self._flags.append(ok)
-      if loss is not None:
-        self._losses.append(loss)
-      return
-    if self._count is None:
-      raise RuntimeError("FiniteRecorder.create() was not called.")
-    self._counted = True
-    self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
-
-  def checked(self, tensor: tf.Tensor) -> bool:
-    """Whether `tensor` itself was covered by a verdict of this step."""
-    return any(tensor is loss for loss in self._losses)
-
-  def finish(self) -> tf.Tensor:
-    ok = self._flags[0] if self._flags else tf.constant(True)
-    for flag in self._flags[1:]:
-      ok = tf.logical_and(ok, flag)
-    if self._counted:
-      # Read, then zero it for the next step.
-      ok = tf.logical_and(ok, tf.equal(self._count.read_value(), 0.0))
-      with tf.control_dependencies([ok]):
-        self._count.assign(0.0)
-    self._flags, self._losses, self._graph = [], [], None
-    return ok
 
 
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
@@ -272,7 +194,7 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
                  variables: Sequence[tf.Variable], *,
                  loss: tf.Tensor | None = None,
                  clip_norm: float | None = None,
-                 recorder: FiniteRecorder | None = None,
+                 recorder: Any = None,
                  loss_scale: "loss_scale_lib.DynamicLossScale | None" = None,
                  scale: tf.Tensor | None = None,
                  deferred: bool = False) -> tf.Tensor:
@@ -285,7 +207,8 @@ def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
     variables: The variables the gradients belong to.
     loss: This replica's loss, included in the NaN/Inf check.
     clip_norm: Clip the (all-reduced) gradients to this global norm.
-    recorder: Where to record the finiteness verdict.
+    recorder: Where to record the finiteness verdict (a
+      `step.FiniteRecorder`), if anywhere.
     loss_scale: With `scale`: the gradients are of `loss * scale`. They are
       unscaled (before clipping); an update whose gradients overflow while
       the loss is finite is skipped and `loss_scale` adjusted, and it does

@@ -100,7 +100,7 @@ class ScenarioServices:
     """
     return data_lib.split_for_replicas(self.strategy, values)
 
-  # ---- Services for steps and hooks (`self.traced_step` owns the traced ones). ----
+  # ---- Services for steps and hooks (`traced_step` owns the traced ones). ----
 
   def forward(self, model: Any, inputs: Any,
               is_training: bool | None = None) -> Any:

@@ -2,16 +2,18 @@
 
 `TracedStep` owns everything a scenario's `train_step` runs on: the step
 and skip counters, the forward pass in the scenario's precision, the loss
-scale (`loss_scale.py`), the NaN guard with its rollback and the
-unused-variable policy (`guard.py`), the optimizer checks, and the compiled
-call itself (`compile`: `next_inputs` + `train_step`, K steps per call in
-one `tf.function`, `make_train_function`). `Scenario` offers its services
-(`forward`, `gradients`, `apply_update`, `build_optimizer`) through
-one-line delegates, and the built-in scenarios call them on
-`scenario.traced_step` directly. The Python loop around the call is the
-engine's.
+scale (`loss_scale.py`), the guarded update with its rollback (`guard.py`),
+the per-step verdicts (`FiniteRecorder`), the unused-variable policy
+(`UnusedVariables`), the optimizer checks and `build_optimizer`, and the
+compiled call itself (`compile`: the inputs + `train_step`, K steps per
+call in one `tf.function`, `make_train_function`). `Scenario` offers its
+services (`forward`, `gradients`, `apply_update`, `build_optimizer`)
+through one-line delegates (`services.py`), and the built-in scenarios call
+them on `scenario.traced_step` directly (with `minimize`, gradients and
+update in one call). The Python loop around the call is the engine's.
 """
 
+import warnings
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
@@ -47,7 +49,8 @@ def _optimizer_variables(optimizer: Any) -> list[tf.Variable]:
     return []
 
 
-def build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
+def build_optimizer(optimizer: Any,
+                    variables: Sequence[tf.Variable]) -> None:
   """Creates an optimizer's slot variables now (eagerly), changing nothing.
 
   Keras optimizers have `build`. A Sonnet-style optimizer creates its slots
@@ -75,6 +78,83 @@ def build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
       variable.assign(tf.zeros(variable.shape, variable.dtype))
 
 
+class FiniteRecorder:
+  """Collects, inside a traced step, whether this replica's updates were finite.
+
+  Verdicts made directly in the step's graph are kept as tensors (free).
+  Those made inside a nested graph (a `tf.range` loop or `tf.cond` branch of
+  the step, e.g. a GAN's critic loop) cannot leave it, so they are counted in
+  a variable instead.
+  """
+
+  def __init__(self):
+    self._count: tf.Variable | None = None
+    self._flags: list[tf.Tensor] = []
+    self._losses: list[tf.Tensor] = []
+    self._graph: Any = None
+    self._counted = False
+
+  def create(self) -> None:
+    """Creates the counter; call in the strategy scope."""
+    self._count = tf.Variable(
+        0.0, trainable=False, name="nonfinite_updates",
+        synchronization=tf.VariableSynchronization.ON_READ,
+        aggregation=tf.VariableAggregation.SUM)
+
+  def start(self) -> None:
+    self._flags, self._losses, self._counted = [], [], False
+    self._graph = tf.compat.v1.get_default_graph()
+
+  def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
+    """Records a verdict, and the loss tensor it covered (if any)."""
+    if self._graph is None:
+      return
+    if tf.compat.v1.get_default_graph() is self._graph:
+      self._flags.append(ok)
+      if loss is not None:
+        self._losses.append(loss)
+      return
+    if self._count is None:
+      raise RuntimeError("FiniteRecorder.create() was not called.")
+    self._counted = True
+    self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
+
+  def checked(self, tensor: tf.Tensor) -> bool:
+    """Whether `tensor` itself was covered by a verdict of this step."""
+    return any(tensor is loss for loss in self._losses)
+
+  def finish(self) -> tf.Tensor:
+    ok = self._flags[0] if self._flags else tf.constant(True)
+    for flag in self._flags[1:]:
+      ok = tf.logical_and(ok, flag)
+    if self._counted:
+      # Read, then zero it for the next step.
+      ok = tf.logical_and(ok, tf.equal(self._count.read_value(), 0.0))
+      with tf.control_dependencies([ok]):
+        self._count.assign(0.0)
+    self._flags, self._losses, self._graph = [], [], None
+    return ok
+
+
+class UnusedVariables:
+  """The policy for variables given to an update that got no gradient:
+  "warn" once per set of names, "raise", or "ignore"."""
+
+  def __init__(self, owner: str, policy: str):
+    self.owner, self.policy = owner, policy
+    self._warned: set[tuple[str, ...]] = set()
+
+  def check(self, grads: Sequence[Any], variables: Sequence[Any]) -> None:
+    unused = [v.name for g, v in zip(grads, variables) if g is None]
+    if not unused or self.policy == "ignore":
+      return
+    message = guard_lib.UNUSED_VARIABLES.format(owner=self.owner, names=unused)
+    if self.policy == "raise":
+      raise ValueError(message)
+    if tuple(unused) not in self._warned:
+      self._warned.add(tuple(unused))
+      warnings.warn(message, stacklevel=3)  # Whoever called apply_update.
+
 class TracedStep:
   """What runs inside a scenario's compiled call, in one place.
 
@@ -94,8 +174,8 @@ class TracedStep:
   def __init__(self, owner: str, precision: precision_lib.Precision,
                guard: settings_lib.GuardSettings):
     self.owner, self.precision, self.guard = owner, precision, guard
-    self.recorder = guard_lib.FiniteRecorder()
-    self.unused = guard_lib.UnusedVariables(owner, guard.unused_variables)
+    self.recorder = FiniteRecorder()
+    self.unused = UnusedVariables(owner, guard.unused_variables)
     self.step: tf.Variable | None = None
     self.skipped: tf.Variable | None = None
     self.loss_scale: loss_scale_lib.DynamicLossScale | None = None
@@ -151,11 +231,20 @@ class TracedStep:
              else self._scales.scale_of(grads, self.owner))
     if self.rollback is not None:
       self.rollback.updated(optimizer, variables)
-    return guard_lib.apply_update(
+    finite = guard_lib.apply_update(
         optimizer, grads, variables, loss=loss,
-        clip_norm=self.guard.clip_norm, recorder=self.recorder,
+        clip_norm=self.guard.clip_norm,
         loss_scale=self.loss_scale if scale is not None else None,
         scale=scale, deferred=self.rollback is not None)
+    self.recorder.record(finite, loss)
+    return finite
+
+  def minimize(self, tape: tf.GradientTape, loss: tf.Tensor,
+               variables: Sequence[tf.Variable], optimizer: Any) -> tf.Tensor:
+    """`apply_update(optimizer, gradients(tape, loss, variables), variables,
+    loss)`: one loss's whole update (Keras' `optimizer.minimize`)."""
+    return self.apply_update(optimizer, self.gradients(tape, loss, variables),
+                             variables, loss)
 
   def check_optimizer(self, optimizer: Any,
                       argument: str = "optimizer") -> None:

@@ -210,9 +210,8 @@ class Supervised(engine.Scenario):
     with tf.GradientTape() as tape:
       outputs = traced.forward(self.model, inputs, is_training=True)
       loss = self.compute_loss(inputs, targets, outputs, weights)
-    variables = self.model.trainable_variables
-    grads = traced.gradients(tape, loss, variables)
-    traced.apply_update(self.optimizer, grads, variables, loss=loss)
+    traced.minimize(tape, loss, self.model.trainable_variables,
+                    self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).
     return {"loss": loss if replicas == 1 else loss * replicas}

@@ -23,7 +23,7 @@ class _PlainSGD:
 
 def _apply(optimizer, grads, **kwargs):
   v = [tf.Variable([1.0, 2.0]), tf.Variable([[3.0]])]
-  recorder = guard.FiniteRecorder()
+  recorder = step.FiniteRecorder()
   recorder.create()
 
   @tf.function

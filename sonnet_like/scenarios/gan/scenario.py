@@ -290,8 +290,7 @@ class GAN(engine.Scenario):
                                    fake, weight, self.pack)
         losses = losses + self.gradient_penalty * penalty
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = self.traced_step.gradients(tape, loss, variables)
-    self.traced_step.apply_update(self.d_optimizer, grads, variables, loss=loss)
+    self.traced_step.minimize(tape, loss, variables, self.d_optimizer)
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
     return tf.reduce_mean(losses), mean_penalty
 
@@ -301,8 +300,7 @@ class GAN(engine.Scenario):
       fake = self.traced_step.forward(self.generator, code, is_training=True)
       losses = self.g_loss_fn(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = self.traced_step.gradients(tape, loss, variables)
-    self.traced_step.apply_update(self.g_optimizer, grads, variables, loss=loss)
+    self.traced_step.minimize(tape, loss, variables, self.g_optimizer)
     return tf.reduce_mean(losses)
 
   def train_step(self, reals, codes, weights, generator_codes):

@@ -96,10 +96,7 @@ class OnPolicy(engine.Scenario):
     """Checks and stores the call's arguments; makes the environments."""
     owner = type(self).__name__
     for name, module in ((self.actor_name, actor), (self.critic_name, critic)):
-      if not callable(module) or not hasattr(type(module),
-                                             "trainable_variables"):
-        raise TypeError(f"{owner}: {name} must be a module (snt.Module, "
-                        f"tf.Module) that can be called, got {module!r}.")
+      arguments.check_module(owner, name, module)
     self.traced_step.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
@@ -176,7 +173,8 @@ class OnPolicy(engine.Scenario):
 
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on raw `[batch, ...]` observations, as `[batch]`."""
-    values = self.traced_step.forward(self.critic, self.normalize(observations))
+    values = self.traced_step.forward(self.critic,
+                                      self.normalize(observations))
     return policies.values_of(type(self).__name__, self.critic_name, values)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
@@ -192,15 +190,8 @@ class OnPolicy(engine.Scenario):
     Returns:
       One action or a batch, as the environment takes them.
     """
-    spec = self.env.observation_spec
-    observation = tf.convert_to_tensor(observation, spec.dtype)
-    single = observation.shape.rank == spec.shape.rank
-    if single:
-      observation = observation[None]
-    outputs = self.actor_outputs(observation)
-    action = (self.policy.greedy(outputs) if greedy else
-              self.policy.to_env(self.policy.sample(outputs, self.rng)))
-    return action[0] if single else action
+    return self.policy.act(self.actor_outputs, observation,
+                           self.env.observation_spec, greedy, self.rng)
 
   def collect(self) -> rollout.Rollout:
     return rollout.collect(self.env, self.actor_outputs, self.policy,
