@@ -121,3 +121,11 @@ def keyword_names(cls: type) -> list[str]:
     if not any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
       break
   return names
+
+
+def check_module(owner: str, argument: str, value: Any) -> None:
+  """Raises unless `value` is a module (with `trainable_variables`) that can
+  be called."""
+  if not callable(value) or not hasattr(type(value), "trainable_variables"):
+    raise TypeError(f"{owner}: {argument} must be a module (snt.Module, "
+                    f"tf.Module) that can be called, got {value!r}.")

@@ -5,7 +5,7 @@ resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets).
 """
 
 from sonnet_like.scenarios.checkpointing import Checkpointer
-from sonnet_like.scenarios.engine import NonFiniteError
+from sonnet_like.scenarios.guard import NonFiniteError
 from sonnet_like.scenarios.engine import Scenario
 from sonnet_like.scenarios.gan import evaluation as gan_eval
 from sonnet_like.scenarios.gan import losses as gan_losses

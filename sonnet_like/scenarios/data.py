@@ -243,3 +243,31 @@ def any_batch(spec: Any) -> Any:
   return tf.nest.map_structure(
       lambda s: tf.TensorSpec([None] + s.shape.as_list()[1:], s.dtype)
       if isinstance(s, tf.TensorSpec) and s.shape.rank else s, spec)
+
+
+class Feed:
+  """The training data a scenario was fed: its pipeline and its iterator.
+
+  `Scenario.feed` makes it from the user's data (checked at once); `start`
+  makes the iterator when the run's state is created (in the strategy
+  scope, before restoring: the checkpoint holds its position). The
+  compiled call reads it (`step.TracedStep.compile`), or the scenario's
+  own `next_inputs` through `next_batch`.
+  """
+
+  def __init__(self, owner: str, argument: str, data: Data, batch_size: int,
+               seed: int, shuffle: bool = True,
+               check: Callable[[Any], None] | None = None):
+    self.dataset = training_dataset(owner, argument, data, batch_size, seed,
+                                    shuffle, check)
+    self.iterator: Any = None
+
+  def start(self) -> None:
+    self.iterator = iter(self.dataset)
+
+  @property
+  def element_spec(self) -> Any:
+    return self.dataset.element_spec
+
+  def example_batch(self, size: int = 2) -> Any:
+    return zeros_like_batch(self.element_spec, size)

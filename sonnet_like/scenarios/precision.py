@@ -9,10 +9,10 @@ the NaN guard and the optimizer work in float32. Only while the compiled
 training step is traced: `build()`, evaluation, sampling and export run in
 float32 as written.
 
-"mixed_float16" also scales the loss dynamically (`step.DynamicLossScale`):
-float16's smallest normal number is ~6e-5, and small gradients would flush
-to zero in the backward pass without it. bfloat16 has float32's range and
-needs no scaling.
+"mixed_float16" also scales the loss dynamically
+(`loss_scale.DynamicLossScale`): float16's smallest normal number is ~6e-5,
+and small gradients would flush to zero in the backward pass without it.
+bfloat16 has float32's range and needs no scaling.
 
     >>> Precision("mixed_float16", initial_scale=2.0 ** 10)
     Precision('mixed_float16', initial_scale=1024.0, growth_interval=2000)
@@ -29,14 +29,6 @@ from sonnet_like.core import mixed_precision
 
 POLICIES = {"float32": None, "mixed_float16": tf.float16,
             "mixed_bfloat16": tf.bfloat16}
-
-LOSS_SCALE_OPTIMIZER_ERROR = (
-    "{owner}: {argument} is a Keras LossScaleOptimizer, which expects its own "
-    "scale_loss() before the gradients; scenarios do not call it, so every "
-    "gradient would be divided by its scale. Pass its inner optimizer "
-    "({argument}.inner_optimizer) and precision='mixed_float16': the scenario "
-    "then scales the loss itself, dynamically, inside the compiled step (the "
-    "scale is checkpointed).")
 
 FLOAT32_MODEL_WARNING = (
     "{owner}: precision={precision!r}, but {model} computes in float32: "
@@ -106,44 +98,27 @@ def parse(owner: str, value: Any) -> Precision:
   return Precision(value)
 
 
-def is_loss_scale_optimizer(optimizer: Any) -> bool:
-  """A Keras (3 or tf_keras) `LossScaleOptimizer`, by its surface."""
-  return (hasattr(optimizer, "inner_optimizer") and
-          (hasattr(optimizer, "dynamic_scale") or
-           hasattr(optimizer, "loss_scale") or
-           hasattr(optimizer, "scale_loss")))
-
-
-def check_optimizer(owner: str, optimizer: Any,
-                    argument: str = "optimizer") -> None:
-  """Refuses a Keras `LossScaleOptimizer` (see the error's text)."""
-  if is_loss_scale_optimizer(optimizer):
-    raise TypeError(LOSS_SCALE_OPTIMIZER_ERROR.format(owner=owner,
-                                                      argument=argument))
-
-
 def _model_name(model: Any) -> str:
   name = getattr(model, "name", None) or getattr(model, "__name__", None)
   return f"{type(model).__name__} {name!r}" if name else repr(model)
 
 
 class Forward:
-  """Runs models in the compute dtype while the training step is traced.
+  """Runs models in the compute dtype of a mixed precision.
 
-  `active` is switched on by the traced loop around `train_step`; outside
-  it (building, evaluation, export) models run as written.
+  The traced step (`step.TracedStep.forward`) calls it while `train_step`
+  is traced; outside it (building, evaluation, export) models run as
+  written. A model that cannot be cast runs as written, with a warning.
   """
 
   def __init__(self, owner: str, precision: Precision):
     self.owner, self.precision = owner, precision
-    self.active = False
     self._warned: set[int] = set()
 
   def __call__(self, model: Any, call: Any, inputs: Any) -> Any:
-    """`call(inputs)` (which calls `model`) in the compute dtype, if
-    active."""
+    """`call(inputs)` (which calls `model`) in the compute dtype."""
     dtype = self.precision.compute_dtype
-    if dtype is None or not self.active:
+    if dtype is None:
       return call(inputs)
     model = getattr(model, "fn", model)  # A function given as the model.
     why = self._cannot_cast(model)

@@ -18,7 +18,6 @@ from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import loss_checks
 from sonnet_like.scenarios import losses as losses_lib
-from sonnet_like.scenarios import step as step_lib
 
 
 ELEMENT_ERROR = (
@@ -157,10 +156,7 @@ class Supervised(engine.Scenario):
     """
     if not callable(model):
       raise TypeError(f"Supervised: model must be callable, got {model!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner="Supervised", value=optimizer))
+    self.traced_step.check_optimizer(optimizer)
     self.loss = losses_lib.as_per_example("Supervised", "loss_fn", loss_fn)
     self.metrics = self._resolve_metrics(metrics)
     for name, metric in self.metrics.items():
@@ -235,12 +231,12 @@ class Supervised(engine.Scenario):
     precision, loss scaling, NaN guard, clipping and distribution.
     """
     inputs, targets, weights = unpack(data)
+    traced = self.traced_step  # What self.forward etc. delegate to.
     with tf.GradientTape() as tape:
-      outputs = self.forward(self.model, inputs, is_training=True)
+      outputs = traced.forward(self.model, inputs, is_training=True)
       loss = self.compute_loss(inputs, targets, outputs, weights)
-    variables = self.model.trainable_variables
-    grads = self.gradients(tape, loss, variables)
-    self.apply_update(self.optimizer, grads, variables, loss=loss)
+    traced.minimize(tape, loss, self.model.trainable_variables,
+                    self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).
     return {"loss": loss if replicas == 1 else loss * replicas}

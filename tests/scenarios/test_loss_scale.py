@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios import loss_scale as loss_scale_lib
 
 Precision = snt.scenarios.Precision
 
@@ -52,7 +52,7 @@ class Recording(snt.Module):
 
 
 def test_dynamic_loss_scale_grows_halves_and_floors_at_one():
-  scale = step_lib.DynamicLossScale(4.0, growth_interval=2)
+  scale = loss_scale_lib.DynamicLossScale(4.0, growth_interval=2)
   yes, no = tf.constant(True), tf.constant(False)
   seen = []
   for grads_finite, loss_finite in [(yes, yes), (yes, yes), (no, yes),

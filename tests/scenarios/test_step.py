@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from sonnet_like.scenarios import guard
 from sonnet_like.scenarios import step
 
 
@@ -28,7 +29,7 @@ def _apply(optimizer, grads, **kwargs):
   @tf.function
   def run():
     recorder.start()
-    ok = step.apply_update(optimizer, [tf.constant(g) if g is not None
+    ok = guard.apply_update(optimizer, [tf.constant(g) if g is not None
                                        else None for g in grads], v,
                            recorder=recorder, **kwargs)
     return ok, recorder.finish()
@@ -68,20 +69,20 @@ def test_clip_by_global_norm_matches_tensorflow():
 
 def test_clip_by_global_norm_float16_and_mixed_precisions():
   # Squares past float16's range (65504): tf.clip_by_global_norm gives NaN.
-  (half,), norm = step.clip_by_global_norm(
+  (half,), norm = guard.clip_by_global_norm(
       [tf.constant([300.0, 400.0], tf.float16)], 1.0)
   assert half.dtype == tf.float16 and float(norm) == 500.0
   np.testing.assert_allclose(half.numpy(), [0.6, 0.8], rtol=1e-3)
   # float32 with float64: summed in float64, each keeps its dtype.
   grads = [tf.constant([3.0, 4.0]), tf.constant([12.0], tf.float64)]
-  clipped, norm = step.clip_by_global_norm(grads, 2.0)
+  clipped, norm = guard.clip_by_global_norm(grads, 2.0)
   assert [c.dtype for c in clipped] == [tf.float32, tf.float64]
   assert norm.dtype == tf.float64 and float(norm) == 13.0
   np.testing.assert_allclose(clipped[0].numpy(), [6 / 13, 8 / 13], rtol=1e-6)
   np.testing.assert_allclose(clipped[1].numpy(), [24 / 13], rtol=1e-12)
   # Within the norm, the gradients come back unchanged, bit for bit.
   small = [tf.constant([0.1, -0.2]), tf.constant([[0.3]])]
-  unchanged, _ = step.clip_by_global_norm(small, 1.0)
+  unchanged, _ = guard.clip_by_global_norm(small, 1.0)
   for a, b in zip(unchanged, small):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
 
@@ -111,7 +112,7 @@ def test_nonfinite_update_is_not_applied(grads, loss, clip_norm):
     ([np.array([1, 2], np.int32)], True),  # Integers are not checked.
 ])
 def test_all_finite(tensors, expected):
-  assert bool(step.all_finite([tf.constant(t) for t in tensors])) is expected
+  assert bool(guard.all_finite([tf.constant(t) for t in tensors])) is expected
 
 
 def test_none_gradients_are_dropped():
@@ -175,7 +176,7 @@ def test_state_variables_finds_each_variable_once():
   optimizer.build([module.w])
   generator = tf.random.Generator.from_seed(1)
   dataset_iterator = iter(tf.data.Dataset.range(3))
-  found = step.state_variables([module, module.w, optimizer, generator,
+  found = guard.state_variables([module, module.w, optimizer, generator,
                                 dataset_iterator])
   assert found[0] is module.w
   assert len(found) == 1 + len(optimizer.variables) + 1
@@ -190,7 +191,7 @@ def _rollback_function(values):
   counter = tf.Variable(0, dtype=tf.int64)
   total = tf.Variable(0.0)
   marker = tf.Variable(np.nan)
-  rollback = step.CallRollback(counter)
+  rollback = guard.CallRollback(counter)
   rollback.watch([total, marker])
   values = tf.constant(values)
 

@@ -51,14 +51,12 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import calling
 from sonnet_like import export as export_lib
-from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios.gan import data as gan_data
 from sonnet_like.scenarios.gan import ema as gan_ema
 from sonnet_like.scenarios.gan import losses as gan_losses
 from sonnet_like.scenarios.gan import packing as gan_pack
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import step as step_lib
 
 Sampler = Callable[[tf.random.Generator, Any], tf.Tensor]
 Evaluator = Callable[[Any], dict[str, float]]
@@ -190,11 +188,7 @@ class GAN(engine.Scenario):
         raise TypeError(f"GAN: {name} must be callable, got {model!r}.")
     for name, optimizer in (("g_optimizer", g_optimizer),
                             ("d_optimizer", d_optimizer)):
-      if not (hasattr(optimizer, "apply_gradients") or
-              hasattr(optimizer, "apply")):
-        raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-            owner="GAN", value=optimizer).replace("optimizer must",
-                                                  f"{name} must"))
+      self.traced_step.check_optimizer(optimizer, name)
     if g_optimizer is d_optimizer:
       raise ValueError("GAN: g_optimizer and d_optimizer must be two "
                        "optimizer objects (each keeps its own slots), got the "
@@ -253,15 +247,14 @@ class GAN(engine.Scenario):
     and the generator's latent codes, drawn for the global batch."""
     reals, codes, weights = [], [], []
     for _ in range(self.n_critic):
-      real = next(self._iterator)
+      real = self.next_batch()
       size = real.shape[0] or tf.shape(real)[0]
       reals.append(real)
       codes.append(self._sampler(self.rng, size))
       if self._uses_interpolates():
         weights.append(self.rng.uniform([size]))
     generator_codes = self._sampler(self.rng, size)
-    return data_lib.split_for_replicas(
-        self.strategy,
+    return self.split_for_replicas(
         (tuple(reals), tuple(codes), tuple(weights), generator_codes))
 
   def _scores(self, inputs: tf.Tensor, training: bool = True) -> tf.Tensor:
@@ -271,7 +264,8 @@ class GAN(engine.Scenario):
 
   def _pack_scores(self, inputs: tf.Tensor,
                    training: bool = True) -> tf.Tensor:
-    scores = self.forward(self.discriminator, inputs, is_training=training)
+    scores = self.traced_step.forward(self.discriminator, inputs,
+                                 is_training=training)
     batch = inputs.shape[0]
     shape = scores.shape
     if shape.rank == 2 and shape[1] == 1:
@@ -285,7 +279,7 @@ class GAN(engine.Scenario):
     return scores
 
   def _critic_update(self, real, code, weight, global_size):
-    fake = tf.stop_gradient(self.forward(self.generator, code,
+    fake = tf.stop_gradient(self.traced_step.forward(self.generator, code,
                                          is_training=True))
     variables = self.discriminator.trainable_variables
     with tf.GradientTape() as tape:
@@ -296,19 +290,17 @@ class GAN(engine.Scenario):
                                    fake, weight, self.pack)
         losses = losses + self.gradient_penalty * penalty
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = self.gradients(tape, loss, variables)
-    self.apply_update(self.d_optimizer, grads, variables, loss=loss)
+    self.traced_step.minimize(tape, loss, variables, self.d_optimizer)
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
     return tf.reduce_mean(losses), mean_penalty
 
   def _generator_update(self, code, global_size):
     variables = self.generator.trainable_variables
     with tf.GradientTape() as tape:
-      fake = self.forward(self.generator, code, is_training=True)
+      fake = self.traced_step.forward(self.generator, code, is_training=True)
       losses = self.g_loss_fn(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    grads = self.gradients(tape, loss, variables)
-    self.apply_update(self.g_optimizer, grads, variables, loss=loss)
+    self.traced_step.minimize(tape, loss, variables, self.g_optimizer)
     return tf.reduce_mean(losses)
 
   def train_step(self, reals, codes, weights, generator_codes):

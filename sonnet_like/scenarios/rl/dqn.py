@@ -18,15 +18,10 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like import envs
-from sonnet_like.envs import base as envs_base
 from sonnet_like import export as export_lib
-from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import step as step_lib
-from sonnet_like.scenarios.rl import environments
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning
-from sonnet_like.scenarios.rl import replay
 from sonnet_like.scenarios.rl import schedules
 
 NOT_DISCRETE_ERROR = (
@@ -54,7 +49,7 @@ def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
                    f"with 0 < fraction <= 1 or a Schedule, got {value!r}.")
 
 
-class DQN(engine.Scenario):
+class DQN(off_policy.OffPolicy):
   """Trains a Q-network with DQN (optionally double DQN) on discrete actions.
 
   Counting: `num_env_steps` and `learning_starts` count transitions (each
@@ -113,6 +108,9 @@ class DQN(engine.Scenario):
       hooks, progress, ...).
   """
 
+  logged = ("loss", "q_mean")
+  state_name = "dqn_state"
+
   def __init__(self, num_env_steps: int, *, num_envs: int | None = None,
                buffer_size: int = 100_000, batch_size: int = 64,
                learning_starts: int = 1_000, train_every: int = 1,
@@ -120,15 +118,12 @@ class DQN(engine.Scenario):
                gamma: float = 0.99,
                epsilon: Any = (1.0, 0.05, 0.1), double_dqn: bool = True,
                loss: str = "huber", eval_episodes: int = 10, **kwargs):
-    check = arguments.check_positive_int
-    check("DQN", "num_env_steps", num_env_steps)
-    check("DQN", "num_envs", num_envs, optional=True)
-    check("DQN", "buffer_size", buffer_size)
-    check("DQN", "batch_size", batch_size)
-    check("DQN", "train_every", train_every)
-    check("DQN", "target_update_every", target_update_every)
-    check("DQN", "eval_episodes", eval_episodes)
-    arguments.check_non_negative_int("DQN", "learning_starts", learning_starts)
+    super().__init__(num_env_steps, num_envs=num_envs,
+                     buffer_size=buffer_size, batch_size=batch_size,
+                     learning_starts=learning_starts, train_every=train_every,
+                     eval_episodes=eval_episodes, **kwargs)
+    arguments.check_positive_int("DQN", "target_update_every",
+                                 target_update_every)
     if not (isinstance(tau, (int, float)) and 0 < tau <= 1):
       raise ValueError(f"DQN: tau must be in (0, 1], got {tau!r}.")
     if not (isinstance(gamma, (int, float)) and 0 <= gamma <= 1):
@@ -136,21 +131,11 @@ class DQN(engine.Scenario):
     if loss not in q_learning.LOSSES:
       raise ValueError(f"DQN: loss must be one of "
                        f"{list(q_learning.LOSSES)}, got {loss!r}.")
-    super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
-    environments.check_strategy("DQN", self.strategy)
-    self.num_env_steps, self.num_envs = num_env_steps, num_envs
-    self.buffer_size, self.batch_size = buffer_size, batch_size
-    self.learning_starts, self.train_every = learning_starts, train_every
     self.target_update_every, self.tau = target_update_every, float(tau)
     self.gamma, self.double_dqn = float(gamma), bool(double_dqn)
-    self.loss, self.eval_episodes = loss, eval_episodes
+    self.loss = loss
     self._epsilon_setting = epsilon
     self.epsilon = _epsilon_schedule(epsilon, self.num_steps)
-    self._evaluation: environments.GreedyEvaluation | None = None
-
-  @staticmethod
-  def _steps(num_env_steps: int, num_envs: int) -> int:
-    return -(-num_env_steps // num_envs)
 
   def __call__(self, q_network: Callable[[tf.Tensor], tf.Tensor],
                optimizer: Any, env: Any, eval_env: Any = None,
@@ -169,28 +154,12 @@ class DQN(engine.Scenario):
       target_network: The module to hold the target weights; by default a
         deep copy of `q_network`.
     """
-    environments.check_strategy("DQN", self.strategy)
     if not callable(q_network):
       raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner="DQN", value=optimizer))
-    self.env = environments.make_env("DQN", env, self.num_envs, self.seed)
-    space = self.env.action_space
-    if not isinstance(space, envs.Discrete):
-      raise ValueError(NOT_DISCRETE_ERROR.format(space=space))
-    if self.buffer_size < self.env.num_envs:
-      raise ValueError(f"DQN: buffer_size must be at least num_envs "
-                       f"({self.env.num_envs}), got {self.buffer_size}.")
-    self.eval_env = environments.make_eval_env(
-        "DQN", env, self.env, eval_env, eval_episodes=self.eval_episodes,
-        eval_every=self.eval_every, seed=self.seed + 1)
-    self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
+    self._setup(optimizer, env, eval_env)
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
-    self._evaluation = None
     return self.run()
 
   # ---- Engine interface. ----
@@ -198,18 +167,18 @@ class DQN(engine.Scenario):
   def models(self):
     return {"q_network": self.q_network}
 
-  def trackables(self):
+  def learners(self):
     return {"q_network": self.q_network, "target_network": self.target_network,
-            "optimizer": self.optimizer, "replay_buffer": self.buffer,
-            "env": self.env, "episode_stats": self.stats,
-            "dqn_state": self._state}
+            "optimizer": self.optimizer}
+
+  def check_action_space(self, space):
+    if not isinstance(space, envs.Discrete):
+      raise ValueError(NOT_DISCRETE_ERROR.format(space=space))
 
   def build(self):
-    env, num_actions = self.env, self.env.action_space.num_actions
-    env.reset(seed=self.seed)
-    envs_base.check_shapes(env, "DQN")
-    spec = env.observation_spec
-    example = tf.zeros([1] + spec.shape.as_list(), spec.dtype)
+    num_actions = self.env.action_space.num_actions
+    spec = self.env.observation_spec
+    example = self._reset()
     values = self.q_network(example)
     if values.shape.as_list() != [1, num_actions]:
       raise ValueError(f"DQN: q_network must map observations [batch, "
@@ -224,25 +193,18 @@ class DQN(engine.Scenario):
     else:
       self.target_network = self._target_given
       self.target_network(example)
-    online, target = self._online_variables(), self._target_variables()
-    if [v.shape for v in online] != [v.shape for v in target]:
-      raise ValueError("DQN: target_network must have the same variables "
+    self.start_targets(self._target_pairs(),
+                       "DQN: target_network must have the same variables "
                        "(shapes, in order) as q_network.")
-    for t, o in zip(target, online):
-      t.assign(o)
-    self.buffer = replay.ReplayBuffer(self.buffer_size, spec,
-                                      env.action_space.spec)
-    self.stats = episodes.EpisodeStats(env.num_envs)
-    self._state = tf.Module(name="dqn_state")
-    self._state.loss = tf.Variable(0.0, trainable=False, name="loss")
-    self._state.q_mean = tf.Variable(0.0, trainable=False, name="q_mean")
+    self._build_replay()
     self.build_optimizer(self.optimizer, self.q_network.trainable_variables)
 
   def _online_variables(self) -> list[tf.Variable]:
     return list(self.q_network.trainable_variables)
 
-  def _target_variables(self) -> list[tf.Variable]:
-    return list(self.target_network.trainable_variables)
+  def _target_pairs(self):
+    return ((list(self.target_network.trainable_variables),
+             self._online_variables()),)
 
   def act(self, observation: tf.Tensor, epsilon: tf.Tensor) -> tf.Tensor:
     """Epsilon-greedy actions from `self.rng` (traced)."""
@@ -258,81 +220,54 @@ class DQN(engine.Scenario):
   def update(self) -> tuple[tf.Tensor, tf.Tensor]:
     """One gradient step on a sampled batch; returns (loss, mean Q)."""
     batch = self.buffer.sample(self.batch_size, self.rng)
-    next_target = self.forward(self.target_network, batch.next_observation)
-    next_online = (self.forward(self.q_network, batch.next_observation)
+    next_target = self.traced_step.forward(self.target_network,
+                                           batch.next_observation)
+    next_online = (self.traced_step.forward(self.q_network,
+                                            batch.next_observation)
                    if self.double_dqn
                    else None)
     targets = q_learning.td_targets(batch.reward, batch.terminated, next_target,
                          self.gamma, next_online)
     variables = self._online_variables()
     with tf.GradientTape() as tape:
-      q = tf.gather(self.forward(self.q_network, batch.observation),
+      q = tf.gather(self.traced_step.forward(self.q_network, batch.observation),
                     batch.action, axis=1,
                     batch_dims=1)
       error = tf.cast(q, tf.float32) - targets
       losses = (q_learning.huber(error) if self.loss == "huber" else
                 tf.square(error))
       loss = tf.reduce_mean(losses)
-    grads = self.gradients(tape, loss, variables)
-    finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
+    finite = self.traced_step.minimize(tape, loss, variables, self.optimizer)
     q_mean = tf.reduce_mean(tf.cast(q, tf.float32))
-    self._state.loss.assign(tf.where(finite, loss, self._state.loss))
-    self._state.q_mean.assign(tf.where(finite, q_mean, self._state.q_mean))
+    self.record(finite, loss=loss, q_mean=q_mean)
     return loss, q_mean
 
   def sync_target(self) -> None:
     """Moves the target network to the online one (by `tau`)."""
-    for t, o in zip(self._target_variables(), self._online_variables()):
-      if self.tau == 1.0:
-        t.assign(o)
-      else:
-        t.assign(self.tau * o + (1.0 - self.tau) * t)
+    self.move_targets(self._target_pairs(), self.tau)
 
-  def train_step(self):
-    env = self.env
-    step = self.step_variable + 1  # This step's number, 1-based.
-    epsilon = self.epsilon(self.step_variable)
-    observation = envs_base.checked(env, env.observation(), "observation",
-                                    "observation()", "DQN")
-    action = self.act(observation, epsilon)
-    timestep = envs_base.checked_timestep(env, env.step(action), "DQN")
-    self.stats.update(timestep)
-    self.buffer.add(replay.Transition(
-        observation=observation, action=action,
-        reward=tf.cast(timestep.reward, tf.float32),
-        next_observation=timestep.final_observation,
-        terminated=tf.cast(timestep.terminated, tf.bool)))
+  # ---- The traced step (`OffPolicy.train_step`). ----
 
-    def learn():
-      self.update()
-      return tf.constant(True)
+  def explore(self, observation):
+    return self.act(observation, self.epsilon(self.step_variable))
 
-    learning = tf.logical_and(
-        step * env.num_envs >= self.learning_starts,
-        tf.equal(step % self.train_every, 0))
-    tf.cond(learning, learn, lambda: tf.constant(False))
+  def learn(self):
+    self.update()
 
+  def after_learning(self, step):
     def sync():
       self.sync_target()
       return tf.constant(True)
 
     tf.cond(tf.equal(step % self.target_update_every, 0), sync,
             lambda: tf.constant(False))
-    logs = {"loss": self._state.loss.read_value(),
-            "q_mean": self._state.q_mean.read_value(), "epsilon": epsilon}
-    logs.update(self.stats.logs())
-    return logs
 
-  def evaluate_now(self):
-    if self.eval_env is None:
-      return None
-    if self._evaluation is None:
-      def greedy(observation):
-        return tf.argmax(self.q_network(observation), axis=-1,
-                         output_type=tf.int32)
-      self._evaluation = environments.GreedyEvaluation(
-          self.eval_env, greedy, self.eval_episodes)
-    return self._evaluation(seed=self.seed + 1 + self.step)
+  def logs(self):
+    return dict(super().logs(), epsilon=self.epsilon(self.step_variable))
+
+  def greedy(self, observation):
+    return tf.argmax(self.q_network(observation), axis=-1,
+                     output_type=tf.int32)
 
   # ---- Export (end of run with export_dir=...). ----
 

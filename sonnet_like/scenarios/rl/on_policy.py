@@ -32,7 +32,6 @@ from sonnet_like.core import arguments
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
-from sonnet_like.scenarios import step as step_lib
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
@@ -97,14 +96,8 @@ class OnPolicy(engine.Scenario):
     """Checks and stores the call's arguments; makes the environments."""
     owner = type(self).__name__
     for name, module in ((self.actor_name, actor), (self.critic_name, critic)):
-      if not callable(module) or not hasattr(type(module),
-                                             "trainable_variables"):
-        raise TypeError(f"{owner}: {name} must be a module (snt.Module, "
-                        f"tf.Module) that can be called, got {module!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner=owner, value=optimizer))
+      arguments.check_module(owner, name, module)
+    self.traced_step.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
@@ -145,7 +138,7 @@ class OnPolicy(engine.Scenario):
     base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
-    step_lib.build_optimizer(self.optimizer, self.trainable_variables())
+    self.build_optimizer(self.optimizer, self.trainable_variables())
 
   def evaluate_now(self):
     if self.eval_env is None:
@@ -176,12 +169,13 @@ class OnPolicy(engine.Scenario):
 
   def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
     """The actor on raw `[batch, ...]` observations (normalised first)."""
-    return self.forward(self.actor, self.normalize(observations))
+    return self.traced_step.forward(self.actor, self.normalize(observations))
 
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on raw `[batch, ...]` observations, as `[batch]`."""
-    return policies.values_of(type(self).__name__, self.critic_name,
-                              self.forward(self.critic, self.normalize(observations)))
+    values = self.traced_step.forward(self.critic,
+                                      self.normalize(observations))
+    return policies.values_of(type(self).__name__, self.critic_name, values)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.
@@ -196,15 +190,8 @@ class OnPolicy(engine.Scenario):
     Returns:
       One action or a batch, as the environment takes them.
     """
-    spec = self.env.observation_spec
-    observation = tf.convert_to_tensor(observation, spec.dtype)
-    single = observation.shape.rank == spec.shape.rank
-    if single:
-      observation = observation[None]
-    outputs = self.actor_outputs(observation)
-    action = (self.policy.greedy(outputs) if greedy else
-              self.policy.to_env(self.policy.sample(outputs, self.rng)))
-    return action[0] if single else action
+    return self.policy.act(self.actor_outputs, observation,
+                           self.env.observation_spec, greedy, self.rng)
 
   def collect(self) -> rollout.Rollout:
     return rollout.collect(self.env, self.actor_outputs, self.policy,

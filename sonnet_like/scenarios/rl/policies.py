@@ -49,7 +49,7 @@ reparameterisation SAC uses).
 """
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import tensorflow as tf
@@ -244,6 +244,30 @@ class Policy(tf.Module):
     if self.is_discrete:
       return tf.argmax(self.check(outputs), axis=-1, output_type=tf.int32)
     return self.to_env(self.mean_and_log_std(outputs)[0])
+
+  def act(self, actor: Callable[[tf.Tensor], Any], observation: Any,
+          spec: tf.TensorSpec, greedy: bool = True,
+          rng: tf.random.Generator | None = None) -> tf.Tensor:
+    """Actions for the environment from raw observations.
+
+    Args:
+      actor: A batch of observations -> this policy's outputs.
+      observation: One observation (`spec.shape`) or a batch `[batch, ...]`.
+      spec: The environment's observation spec.
+      greedy: The most likely action; False samples from `rng`.
+      rng: The generator to sample from.
+
+    Returns:
+      One action or a batch, as the environment takes them.
+    """
+    observation = tf.convert_to_tensor(observation, spec.dtype)
+    single = observation.shape.rank == spec.shape.rank
+    if single:
+      observation = observation[None]
+    outputs = actor(observation)
+    action = (self.greedy(outputs) if greedy else
+              self.to_env(self.sample(outputs, rng)))
+    return action[0] if single else action
 
 
 class GreedyActor(tf.Module):

@@ -50,10 +50,7 @@ class REINFORCE(on_policy.OnPolicy):
       True
 
   Args:
-    num_env_steps: Environment steps to train for (rounded up to rollouts
-      of `num_envs * rollout_length` steps; one rollout is one engine step).
-    num_envs: Environments stepped together.
-    rollout_length: Steps per environment and rollout.
+    num_env_steps, num_envs, rollout_length: As for `PPO`.
     gamma: Discount factor.
     baseline_coef: Weight of the baseline's loss.
     entropy_coef: Weight of the entropy bonus.
@@ -128,8 +125,7 @@ class REINFORCE(on_policy.OnPolicy):
       loss = policy_loss + self.baseline_coef * baseline_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    grads = self.gradients(tape, loss, variables)
-    self.apply_update(self.optimizer, grads, variables, loss=loss)
+    self.traced_step.minimize(tape, loss, variables, self.optimizer)
     logs = {"loss": loss, "policy_loss": policy_loss,
             "baseline_loss": baseline_loss, "entropy": entropy}
     logs.update(self.stats.logs())

@@ -26,15 +26,11 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.envs import base as envs_base
 from sonnet_like import export as export_lib
-from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import step as step_lib
-from sonnet_like.scenarios.rl import environments
-from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
+from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import recipes
-from sonnet_like.scenarios.rl import replay
 
 NOT_BOX_ERROR = (
     "SAC: the environment's actions must be a Box (continuous), got {space}. "
@@ -49,7 +45,7 @@ LOGS = ("loss", "critic_loss", "actor_loss", "alpha_loss", "alpha",
         "entropy", "q_mean")
 
 
-class SAC(engine.Scenario):
+class SAC(off_policy.OffPolicy):
   """Trains a squashed Gaussian actor and twin Q critics with SAC.
 
   Networks: the actor maps observations `[batch, ...]` to `[batch, 2k]`
@@ -92,12 +88,7 @@ class SAC(engine.Scenario):
       (TensorShape([1]), True)
 
   Args:
-    num_env_steps: Transitions to collect in total (rounded up to whole
-      steps of all environments).
-    num_envs: Environments stepped together; None takes the environment's
-      own count (1 for a gymnasium id or factory).
-    buffer_size: Replay buffer capacity, in transitions.
-    batch_size: Transitions per gradient update.
+    num_env_steps, num_envs, buffer_size, batch_size: As for `DQN`.
     learning_starts: Transitions collected with uniform random actions
       before the first update.
     train_every: Scenario steps between rounds of updates.
@@ -118,6 +109,9 @@ class SAC(engine.Scenario):
       hooks, progress, ...).
   """
 
+  logged = LOGS
+  state_name = "sac_state"
+
   def __init__(self, num_env_steps: int, *, num_envs: int | None = None,
                buffer_size: int = 100_000, batch_size: int = 256,
                learning_starts: int = 1_000, train_every: int = 1,
@@ -126,15 +120,11 @@ class SAC(engine.Scenario):
                alpha_init: float = 1.0, target_entropy: float | None = None,
                normalize_observations: bool = False,
                eval_episodes: int = 10, **kwargs):
-    check = arguments.check_positive_int
-    check("SAC", "num_env_steps", num_env_steps)
-    check("SAC", "num_envs", num_envs, optional=True)
-    check("SAC", "buffer_size", buffer_size)
-    check("SAC", "batch_size", batch_size)
-    check("SAC", "train_every", train_every)
-    check("SAC", "gradient_steps", gradient_steps)
-    check("SAC", "eval_episodes", eval_episodes)
-    arguments.check_non_negative_int("SAC", "learning_starts", learning_starts)
+    super().__init__(num_env_steps, num_envs=num_envs,
+                     buffer_size=buffer_size, batch_size=batch_size,
+                     learning_starts=learning_starts, train_every=train_every,
+                     eval_episodes=eval_episodes, **kwargs)
+    arguments.check_positive_int("SAC", "gradient_steps", gradient_steps)
     arguments.check_positive_number("SAC", "tau", tau, upper=1.0)
     arguments.check_non_negative("SAC", "gamma", gamma, upper=1.0)
     if alpha != "auto":
@@ -149,18 +139,11 @@ class SAC(engine.Scenario):
     if not isinstance(normalize_observations, bool):
       raise ValueError(f"SAC: normalize_observations must be a bool, got "
                        f"{normalize_observations!r}.")
-    super().__init__(-(-num_env_steps // (num_envs or 1)), **kwargs)
-    environments.check_strategy("SAC", self.strategy)
-    self.num_env_steps, self.num_envs = num_env_steps, num_envs
-    self.buffer_size, self.batch_size = buffer_size, batch_size
-    self.learning_starts, self.train_every = learning_starts, train_every
     self.gradient_steps, self.tau = gradient_steps, float(tau)
     self.gamma, self.alpha = float(gamma), alpha
     self.alpha_init, self.target_entropy = float(alpha_init), target_entropy
     self.normalize_observations = normalize_observations
-    self.eval_episodes = eval_episodes
     self.normalizer: normalization.ObservationNormalizer | None = None
-    self._evaluation: environments.GreedyEvaluation | None = None
 
   @classmethod
   def recipe(cls, task: str) -> recipes.Recipe:
@@ -184,27 +167,10 @@ class SAC(engine.Scenario):
       twin_critic: The second critic; by default a copy of `critic`.
     """
     for name, module in (("actor", actor), ("critic", critic)):
-      if not callable(module) or not hasattr(type(module),
-                                             "trainable_variables"):
-        raise TypeError(f"SAC: {name} must be a module (snt.Module, "
-                        f"tf.Module) that can be called, got {module!r}.")
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(step_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner="SAC", value=optimizer))
-    self.env = environments.make_env("SAC", env, self.num_envs, self.seed)
-    space = self.env.action_space
-    if not isinstance(space, envs_base.Box):
-      raise ValueError(NOT_BOX_ERROR.format(space=policies.describe(space)))
-    if self.buffer_size < self.env.num_envs:
-      raise ValueError(f"SAC: buffer_size must be at least num_envs "
-                       f"({self.env.num_envs}), got {self.buffer_size}.")
-    self.eval_env = environments.make_eval_env(
-        "SAC", env, self.env, eval_env, eval_episodes=self.eval_episodes,
-        eval_every=self.eval_every, seed=self.seed + 1)
-    self.num_steps = -(-self.num_env_steps // self.env.num_envs)
-    self.policy = policies.Policy("SAC", space, state_dependent_std=True,
-                                  squash=True)
+      arguments.check_module("SAC", name, module)
+    self._setup(optimizer, env, eval_env)
+    self.policy = policies.Policy("SAC", self.env.action_space,
+                                  state_dependent_std=True, squash=True)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
     if twin_critic is None:
       try:
@@ -213,7 +179,6 @@ class SAC(engine.Scenario):
         raise TypeError(COPY_ERROR.format(what="twin critic",
                                           error=error)) from error
     self.twin_critic = twin_critic
-    self._evaluation = None
     return self.run()
 
   # ---- Engine interface. ----
@@ -222,22 +187,24 @@ class SAC(engine.Scenario):
     return {"actor": self.actor, "critic": self.critic,
             "twin_critic": self.twin_critic}
 
+  def learners(self):
+    return dict(self.models(), target_critic=self.target_critic,
+                target_twin_critic=self.target_twin_critic,
+                optimizer=self.optimizer)
+
   def trackables(self):
-    named = dict(self.models(), target_critic=self.target_critic,
-                 target_twin_critic=self.target_twin_critic,
-                 optimizer=self.optimizer, replay_buffer=self.buffer,
-                 env=self.env, episode_stats=self.stats,
-                 sac_state=self._state)
+    named = super().trackables()
     if self.normalizer is not None:
       named["observation_normalizer"] = self.normalizer
     return named
 
+  def check_action_space(self, space):
+    if not isinstance(space, envs_base.Box):
+      raise ValueError(NOT_BOX_ERROR.format(space=policies.describe(space)))
+
   def build(self):
-    env = self.env
-    env.reset(seed=self.seed)
-    envs_base.check_shapes(env, "SAC")
-    spec, space = env.observation_spec, env.action_space
-    example = tf.zeros([1] + spec.shape.as_list(), spec.dtype)
+    spec, space = self.env.observation_spec, self.env.action_space
+    example = self._reset()
     self.normalizer = (normalization.ObservationNormalizer(spec.shape)
                        if self.normalize_observations else None)
     self.policy.check(self.actor(self.normalize(example)))
@@ -250,24 +217,17 @@ class SAC(engine.Scenario):
     except Exception as error:  # pylint: disable=broad-except
       raise TypeError(COPY_ERROR.format(what="target critics",
                                         error=error)) from error
-    for target, online in self._target_pairs():
-      if [v.shape for v in target] != [v.shape for v in online]:
-        raise ValueError("SAC: the twin critic must have the same variables "
-                         "(shapes, in order) as the critic.")
-      for t, o in zip(target, online):
-        t.assign(o)
-    self.buffer = replay.ReplayBuffer(self.buffer_size, spec, space.spec)
-    self.stats = episodes.EpisodeStats(env.num_envs)
-    self._state = tf.Module(name="sac_state")
+    self.start_targets(self._target_pairs(),
+                       "SAC: the twin critic must have the same variables "
+                       "(shapes, in order) as the critic.")
     alpha = self.alpha_init if self.alpha == "auto" else float(self.alpha)
-    self._state.log_alpha = tf.Variable(math.log(alpha), name="log_alpha")
-    for name in LOGS:
-      setattr(self._state, name, tf.Variable(0.0, trainable=False, name=name))
+    self._build_replay(log_alpha=tf.Variable(math.log(alpha),
+                                             name="log_alpha"))
     self._center = tf.constant((space.low + space.high) / 2)
     self._half = tf.constant((space.high - space.low) / 2)
     self._entropy_target = float(-space.shape[0] if self.target_entropy is None
                                  else self.target_entropy)
-    step_lib.build_optimizer(self.optimizer, self._trained_variables())
+    self.build_optimizer(self.optimizer, self._trained_variables())
 
   def _target_pairs(self):
     return ((list(self.target_critic.trainable_variables),
@@ -299,12 +259,12 @@ class SAC(engine.Scenario):
     """Q-values `[batch]` of normalised observations and [-1, 1] actions."""
     flat = tf.reshape(tf.cast(observations, tf.float32),
                       [tf.shape(observations)[0], -1])
-    return policies.values_of("SAC", name, self.forward(
+    return policies.values_of("SAC", name, self.traced_step.forward(
         critic, tf.concat([flat, unit_actions], axis=-1)))
 
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
-    outputs = self.forward(self.actor, observations)
+    outputs = self.traced_step.forward(self.actor, observations)
     raw = self.policy.sample(outputs, self.rng)
     return tf.tanh(raw), self.policy.log_prob(outputs, raw)
 
@@ -317,15 +277,9 @@ class SAC(engine.Scenario):
       greedy: The squashed mean; False samples (with the scenario's
         generator, so it moves the run's random state).
     """
-    spec = self.env.observation_spec
-    observation = tf.convert_to_tensor(observation, spec.dtype)
-    single = observation.shape.rank == spec.shape.rank
-    if single:
-      observation = observation[None]
-    outputs = self.actor(self.normalize(observation))
-    action = (self.policy.greedy(outputs) if greedy else
-              self.policy.to_env(self.policy.sample(outputs, self.rng)))
-    return action[0] if single else action
+    return self.policy.act(lambda x: self.actor(self.normalize(x)),
+                           observation, self.env.observation_spec, greedy,
+                           self.rng)
 
   # ---- The traced step. ----
 
@@ -357,68 +311,43 @@ class SAC(engine.Scenario):
       actor_loss = tf.reduce_mean(tf.stop_gradient(alpha) * log_probs - new_q)
       alpha_loss = -tf.reduce_mean(self._state.log_alpha * tf.stop_gradient(
           log_probs + self._entropy_target))
-    grads = (self.gradients(tape, actor_loss, actor_variables) +
-             self.gradients(tape, critic_loss, critic_variables))
+    grads = (self.traced_step.gradients(tape, actor_loss, actor_variables) +
+             self.traced_step.gradients(tape, critic_loss, critic_variables))
     variables = actor_variables + critic_variables
     if self.alpha == "auto":
-      grads += self.gradients(tape, alpha_loss, [self._state.log_alpha])
+      grads += self.traced_step.gradients(tape, alpha_loss,
+                                          [self._state.log_alpha])
       variables.append(self._state.log_alpha)
     del tape
     loss = critic_loss + actor_loss + alpha_loss
-    finite = self.apply_update(self.optimizer, grads, variables, loss=loss)
-    for target, online in self._target_pairs():
-      for t, o in zip(target, online):
-        t.assign(self.tau * o + (1.0 - self.tau) * t)
-    values = dict(loss=loss, critic_loss=critic_loss, actor_loss=actor_loss,
-                  alpha_loss=alpha_loss, alpha=alpha,
-                  entropy=-tf.reduce_mean(log_probs),
-                  q_mean=tf.reduce_mean(q1))
-    for name, value in values.items():
-      variable = getattr(self._state, name)
-      variable.assign(tf.where(finite, value, variable))
+    finite = self.traced_step.apply_update(self.optimizer, grads, variables,
+                                           loss=loss)
+    self.move_targets(self._target_pairs(), self.tau)
+    self.record(finite, loss=loss, critic_loss=critic_loss,
+                actor_loss=actor_loss, alpha_loss=alpha_loss, alpha=alpha,
+                entropy=-tf.reduce_mean(log_probs), q_mean=tf.reduce_mean(q1))
 
-  def train_step(self):
-    env = self.env
-    step = self.step_variable + 1  # This step's number, 1-based.
-    observation = envs_base.checked(env, env.observation(), "observation",
-                                    "observation()", "SAC")
-    exploring = self.step_variable * env.num_envs < self.learning_starts
-    shape = [env.num_envs] + list(env.action_space.shape)
+  # ---- The traced step (`OffPolicy.train_step`). ----
+
+  def explore(self, observation):
+    """Uniform in the box for the first `learning_starts` transitions, then
+    sampled from the policy."""
+    exploring = self.step_variable * self.env.num_envs < self.learning_starts
+    shape = [self.env.num_envs] + list(self.env.action_space.shape)
     random = self.rng.uniform(shape, -1.0, 1.0)
     sampled, _ = self._sample(self.normalize(observation))
-    unit = tf.where(exploring, random, sampled)
-    action = self._center + self._half * unit
-    timestep = envs_base.checked_timestep(env, env.step(action), "SAC")
-    self.stats.update(timestep)
-    self.buffer.add(replay.Transition(
-        observation=observation, action=action,
-        reward=tf.cast(timestep.reward, tf.float32),
-        next_observation=timestep.final_observation,
-        terminated=tf.cast(timestep.terminated, tf.bool)))
+    return self._center + self._half * tf.where(exploring, random, sampled)
+
+  def observed(self, observation):
     if self.normalizer is not None:
       self.normalizer.update(observation)
 
-    def learn():
-      for _ in range(self.gradient_steps):
-        self.update()
-      return tf.constant(True)
+  def learn(self):
+    for _ in range(self.gradient_steps):
+      self.update()
 
-    learning = tf.logical_and(
-        step * env.num_envs >= self.learning_starts,
-        tf.equal(step % self.train_every, 0))
-    tf.cond(learning, learn, lambda: tf.constant(False))
-    logs = {name: getattr(self._state, name).read_value() for name in LOGS}
-    logs.update(self.stats.logs())
-    return logs
-
-  def evaluate_now(self):
-    if self.eval_env is None:
-      return None
-    if self._evaluation is None:
-      self._evaluation = environments.GreedyEvaluation(
-          self.eval_env, lambda obs: self.policy.greedy(
-              self.actor(self.normalize(obs))), self.eval_episodes)
-    return self._evaluation(seed=self.seed + 1 + self.step)
+  def greedy(self, observation):
+    return self.policy.greedy(self.actor(self.normalize(observation)))
 
   # ---- Export (end of run with export_dir=...). ----
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 import tf_keras
 
 import sonnet_like as snt
-from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios import guard
 from sonnet_like.scenarios.rl import learning_rate
 from sonnet_like.scenarios.rl import schedules
 
@@ -23,7 +23,7 @@ def _step_size(optimizer, step):
   @tf.function
   def update(t):
     with scaled.applied(t) as rate:
-      step_lib.apply_to_optimizer(optimizer, [tf.ones([1])], [w])
+      guard.apply_to_optimizer(optimizer, [tf.ones([1])], [w])
     return rate
 
   rate = update(tf.constant(step, tf.int64))

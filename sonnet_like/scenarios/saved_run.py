@@ -1,0 +1,105 @@
+"""A run's hooks and checkpoint: made, restored and saved for `Scenario.run`.
+
+`SavedRun` makes the built-in hooks (the `History` first, the progress bar,
+TensorBoard under `save_dir/logs`, then the user's) and, with a `save_dir`,
+the `checkpointing.Checkpointer` of everything the run's future depends on
+(the state `Scenario` names and each hook's `state`). It restores that
+state, tells whether the run is already done, and saves a step's
+checkpoint with `history.json`.
+"""
+
+import contextlib
+from typing import Any
+
+from sonnet_like.core import files
+from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import progress
+from sonnet_like.scenarios import tensorboard
+
+DONE_MESSAGE = (
+    "{owner}: training in {save_dir} is already done ({step} of {num_steps} "
+    "steps{reason}). Raise num_steps to train more, or pass restart=True to "
+    "start over (the finished run is moved aside, not deleted).")
+
+
+class SavedRun:
+  """The hooks and the checkpoint of one run of `scenario`.
+
+  Args:
+    scenario: The scenario running; gives its settings, `strategy`,
+      `is_chief` and (to hooks' `state`) itself.
+  """
+
+  def __init__(self, scenario: Any):
+    self.scenario = scenario
+    self.owner = type(scenario).__name__
+    loop, self.settings = scenario.loop, scenario.checkpointing
+    self.history = history_lib.History(loop.log_every)
+    self.hooks: list[hooks_lib.Hook] = [self.history]
+    if loop.progress is not False:
+      self.hooks.append(progress.ProgressBar(
+          disable=None if loop.progress is None else False))
+    save_dir = self.settings.save_dir
+    if loop.tensorboard and save_dir:
+      self.hooks.append(tensorboard.TensorBoard(
+          files.join(save_dir, "logs"), loop.log_every))
+    self.hooks += list(loop.hooks)
+    self.checkpointer: checkpointing.Checkpointer | None = None
+
+  def restore(self, state: dict[str, Any],
+              cleanup: contextlib.ExitStack) -> str | None:
+    """Restores `state` (and the hooks') from `save_dir`; the checkpoint
+    read, or None. The checkpointer checks and locks `save_dir` (released
+    by `cleanup`), refuses a checkpoint that does not match, and loads the
+    history."""
+    if not self.settings.save_dir:
+      return None
+    named = {}
+    for i, hook in enumerate(self.hooks):  # `Hook.state`: once per run.
+      hook_state = hook.state(self.scenario)
+      if hook_state is not None:
+        named[f"hook_{i}_{type(hook).__name__}"] = hook_state
+    self.checkpointer = checkpointing.Checkpointer(
+        self.settings.save_dir, dict(named, **state),
+        max_to_keep=self.settings.max_to_keep,
+        strategy=self.scenario.strategy, owner=self.owner,
+        restart=self.settings.restart, history=self.history,
+        async_save=self.settings.async_save)
+    cleanup.callback(self.checkpointer.close)
+    return self.checkpointer.restore()
+
+  def done_message(self, step: int, num_steps: int, finished: bool) -> str:
+    reason = self.history.stop_reason
+    return DONE_MESSAGE.format(
+        owner=self.owner, save_dir=self.settings.save_dir, step=step,
+        num_steps=num_steps,
+        reason=f"; {reason}" if finished and reason else "")
+
+  @property
+  def latest(self) -> str | None:
+    """The newest checkpoint, if any."""
+    if self.checkpointer is None:
+      return None
+    return self.checkpointer.latest
+
+  def save(self, step: int) -> str | None:
+    """Saves the checkpoint of `step` and the history; the path."""
+    if self.checkpointer is None:
+      return None
+    path = self.checkpointer.save(step)
+    if self.scenario.is_chief:
+      self.history.save(self.settings.save_dir)
+    return path
+
+  def finish(self, step: int, reason: str) -> None:
+    """Records why the run ended and saves its last state (once)."""
+    self.history.stop_reason = reason
+    if self.checkpointer is None:
+      return
+    latest = self.latest
+    if not latest or not latest.endswith(f"-{step}"):
+      self.save(step)
+    elif self.scenario.is_chief:
+      self.history.save(self.settings.save_dir)

@@ -1,0 +1,194 @@
+"""What a scenario's subclasses use: fed data and the traced step's services.
+
+`ScenarioServices` is the base of `Scenario` (`engine.py`): it holds the
+fed data (`data.Feed`) and the traced step (`step.TracedStep`, as
+`traced_step`) and offers them as methods a subclass calls in `__call__`,
+`build`, `next_inputs` and `train_step` (`feed`, `example_batch`,
+`next_batch`, `split_for_replicas`, `forward`, `gradients`,
+`apply_update`, `build_optimizer`), with the counters hooks read. Every one
+of them is one line: the work is done by `data.py` and `step.py`. The
+subclass contract and the Python loop are `Scenario`'s.
+"""
+
+from typing import Any, Callable, Sequence
+
+import tensorflow as tf
+
+from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios import data as data_lib
+from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import settings
+from sonnet_like.scenarios import step as step_lib
+
+NO_DATA_ERROR = ("{owner}: no data was fed; call self.feed(data, "
+                 "batch_size=...) {where}.")
+
+
+class ScenarioServices:
+  """The services of a scenario to its subclasses (see the module docstring).
+
+  Args:
+    loop: The loop settings (the strategy, the seed).
+    guard: The NaN guard's settings.
+    precision: The precision the traced step computes in.
+  """
+
+  def __init__(self, loop: settings.LoopSettings,
+               guard: settings.GuardSettings,
+               precision: precision_lib.Precision):
+    self.loop, self.guard, self.precision = loop, guard, precision
+    self.traced_step = step_lib.TracedStep(type(self).__name__, precision,
+                                           guard)
+    self._feed: data_lib.Feed | None = None
+
+  # ---- Data the engine feeds (`data.Feed`). ----
+
+  def feed(self, data: data_lib.Data, *, batch_size: int,
+           shuffle: bool = True, argument: str = "train_data",
+           check: Callable[[Any], None] | None = None) -> None:
+    """Declares the training data; call it in `__call__`, before `run()`.
+
+    The engine turns `data` (arrays, nests of arrays, or a `tf.data.Dataset`
+    of batches) into an endless, seeded pipeline, checks its first element
+    (`check(element_spec)` adds the scenario's own rule) before anything is
+    traced, checkpoints the iterator (resume continues mid-epoch) and hands
+    each replica its share of every batch through `next_inputs`.
+
+    Args:
+      data: The data, as the user gave it.
+      batch_size: Global batch size for arrays (a dataset is used as
+        batched).
+      shuffle: Reshuffle arrays every epoch (from `seed`).
+      argument: The argument's name, for errors.
+      check: Raises an error naming the scenario and `argument` if the
+        element structure is not what the scenario takes.
+    """
+    self._feed = data_lib.Feed(type(self).__name__, argument, data,
+                               batch_size, self.loop.seed, shuffle, check)
+
+  @property
+  def element_spec(self) -> Any:
+    """The structure of the fed data's batches (`tf.TensorSpec` leaves)."""
+    if self._feed is None:
+      raise ValueError(NO_DATA_ERROR.format(owner=type(self).__name__,
+                                            where="first"))
+    return self._feed.element_spec
+
+  def example_batch(self, size: int = 2) -> Any:
+    """A batch of zeros shaped like the fed data, to create variables."""
+    return data_lib.zeros_like_batch(self.element_spec, size)
+
+  def next_batch(self) -> Any:
+    """Traced, cross-replica: the next global batch of the data fed, whole.
+
+    For a `next_inputs` override that draws per-example noise from
+    `self.rng` for the whole global batch (so a multi-replica run draws what
+    one device would) and then cuts both with `split_for_replicas`.
+    """
+    if self._feed is None:
+      raise ValueError(NO_DATA_ERROR.format(owner=type(self).__name__,
+                                            where="in __call__"))
+    return next(self._feed.iterator)
+
+  def split_for_replicas(self, values: Any) -> Any:
+    """Traced, cross-replica: one equal share of each global batch per replica.
+
+    `values` is a nest of tensors whose first axis is the global batch; a
+    tuple comes back as a tuple (of per-replica values), so `next_inputs`
+    can return it as `train_step`'s arguments. With one replica it is
+    `values` itself.
+    """
+    return data_lib.split_for_replicas(self.strategy, values)
+
+  # ---- Services for steps and hooks (`traced_step` owns the traced ones). ----
+
+  def forward(self, model: Any, inputs: Any,
+              is_training: bool | None = None) -> Any:
+    """`model(inputs)` in the scenario's precision; use in `train_step`.
+
+    Under a mixed precision, while the training step is traced, the call
+    computes in float16/bfloat16: floating inputs and the trainable
+    variables that `snt.Module`s read are cast, floating outputs come back
+    in float32 (one `snt.mixed_precision.call_in`). A model that cannot be
+    cast (a Keras model, a plain function) or that still computes in
+    float32 runs as written, with a warning naming it. Elsewhere, and under
+    "float32", it is a plain call. `is_training` is passed where the model
+    takes it (None: not passed).
+    """
+    return self.traced_step.forward(model, inputs, is_training)
+
+  def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
+                variables: Sequence[tf.Variable]) -> list[Any]:
+    """The gradients of `loss` for `apply_update`; use in `train_step`.
+
+    `tape.gradient(loss, variables)`, except under "mixed_float16", where
+    they are gradients of the loss times the loss scale (the backward pass
+    runs in float16, where small gradients would flush to zero);
+    `apply_update` unscales them. Pass them to it unchanged.
+    """
+    return self.traced_step.gradients(tape, loss, variables)
+
+  def apply_update(self, optimizer: Any, grads: Any, variables: Any,
+                   loss: tf.Tensor | None = None) -> tf.Tensor:
+    """Applies gradients with the NaN guard and clipping; use in train_step.
+
+    Under a multi-replica strategy the gradients are summed over replicas
+    here, so compute them from a loss scaled by the global batch size.
+
+    Returns:
+      A scalar bool tensor: whether the update was finite.
+    """
+    return self.traced_step.apply_update(optimizer, grads, variables, loss)
+
+  def build_optimizer(self, optimizer: Any,
+                      variables: Sequence[tf.Variable]) -> None:
+    """Creates `optimizer`'s slots for `variables` now; use in `build()`.
+
+    Needed under a multi-replica strategy, where slots cannot be created
+    inside the compiled step; it changes no value. A Keras
+    `LossScaleOptimizer` is refused (use `precision="mixed_float16"`).
+    """
+    self.traced_step.build_optimizer(optimizer, variables)
+
+  @property
+  def strategy(self) -> tf.distribute.Strategy:
+    return self.loop.strategy or tf.distribute.get_strategy()
+
+  @property
+  def is_chief(self) -> bool:
+    return checkpointing.is_chief(self.strategy)
+
+  @property
+  def step(self) -> int:
+    """Steps completed so far."""
+    counter = self.traced_step.step
+    return int(counter.numpy()) if counter is not None else 0
+
+  @property
+  def step_variable(self) -> tf.Variable:
+    """The step counter as a variable, for traced code.
+
+    An int64 variable holding the steps completed before the running one;
+    `run` creates it.
+    """
+    return self.traced_step.step
+
+  @property
+  def skipped_steps(self) -> int:
+    counter = self.traced_step.skipped
+    return int(counter.numpy()) if counter is not None else 0
+
+  @property
+  def loss_scale(self) -> float | None:
+    """The current loss scale under "mixed_float16", else None."""
+    scale = self.traced_step.loss_scale
+    return None if scale is None else float(scale.scale.numpy())
+
+  @property
+  def overflowed_updates(self) -> int:
+    """Updates skipped because their scaled gradients overflowed."""
+    scale = self.traced_step.loss_scale
+    return 0 if scale is None else int(scale.overflows.numpy())
+
+  def model_variables(self) -> list[tf.Variable]:
+    return [v for m in self.models().values() for v in m.variables]
