@@ -162,18 +162,10 @@ class Scenario(services.ScenarioServices):
     hooks: Extra `Hook`s, run after the built-in ones.
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
-    catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C. In a cluster
-      a SIGTERM to any worker stops every worker at the same step; each
-      saves and exits with code 143 ("restart me").
-    termination_watcher: A callable returning True once this machine is
-      about to be taken away (a platform's maintenance notice, as
-      TensorFlow's `TerminationConfig` takes); asked at each call boundary,
-      it stops the run as a SIGTERM does.
-    async_save: Write each checkpoint to memory and return, then copy it
-      into `save_dir` in a background thread while training goes on: the
-      loop waits for a copy in memory, not a write (a run ends once the
-      last copy is in). Every guarantee stays: a kill during the copy
-      leaves the previous checkpoint current, and resume is exact.
+    catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C (in a cluster
+      every worker, at one step, with code 143).
+    termination_watcher: True once this machine is about to go: a SIGTERM.
+    async_save: Save to memory; copy into `save_dir` in the background.
     export_dir: Write a SavedModel for serving here (`self.export`) when a
       run ends without a signal or error, after early stopping restored the
       best weights (also when a restart finds the run done and no export
@@ -425,7 +417,6 @@ class Scenario(services.ScenarioServices):
     self.train_function = self.traced_step.compile(
         self, state, next_inputs=self.next_inputs if own_inputs else None,
         iterator=None if self._feed is None else self._feed.iterator)
-    owner = type(self).__name__
     with signals.catch_stop_signals(
         self.catch_signals, agree=cluster.agreement(self.strategy),
         watcher=self.termination_watcher) as caught:
@@ -433,7 +424,7 @@ class Scenario(services.ScenarioServices):
         hook.begin(self)
       path = None
       try:
-        with cluster.names_a_lost_worker(owner, self.strategy):
+        with cluster.names_a_lost_worker(type(self).__name__, self.strategy):
           self._loop(saved, caught)
           if caught:  # Saved before hooks end (EarlyStopping may restore).
             self.history.stop_reason = caught.signal_name
@@ -443,7 +434,7 @@ class Scenario(services.ScenarioServices):
           hook.end(self)
       if caught:
         saved = f"saved {path}" if path else "nothing was saved (no save_dir)"
-        self._say(RESUME_MESSAGE.format(owner=owner,
+        self._say(RESUME_MESSAGE.format(owner=type(self).__name__,
                                         signal=caught.signal_name,
                                         step=self.step, saved=saved))
         sys.exit(caught.exit_code)
