@@ -77,12 +77,20 @@ def _this_task(strategy: tf.distribute.Strategy) -> tuple[str, int] | None:
 
 
 def lost_task(error: Exception, strategy: tf.distribute.Strategy) -> str:
-  """`worker 1`, the first task other than this one the error names."""
+  """`worker 1`: the task(s) the error says are gone.
+
+  Either a peer's socket closed (the remote task named is the lost one), or
+  the coordination service lists the tasks that "stopped sending
+  heartbeats" (by then a survivor that gave up may be listed too).
+  """
+  text = str(error)
+  _, listed, after = text.partition("unhealthy")
   mine = _this_task(strategy)
-  for job, task in _TASK.findall(str(error)):
-    if (job, int(task)) != mine:
-      return f"{job} {task}"
-  return "a worker"
+  lost = sorted({(job, int(task)) for job, task in _TASK.findall(
+      after if listed else text)} - {mine})
+  if not lost:
+    return "a worker"
+  return " and ".join(f"{job} {task}" for job, task in lost)
 
 
 @contextlib.contextmanager
