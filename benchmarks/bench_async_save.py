@@ -12,18 +12,22 @@ one process with interleaved rounds:
 
 Prints, per mode, the median time the loop waited inside `save()` (the
 stall), the median wall time of the whole run (the saves included, and the
-last async write waited for), and the ratios async/sync.
+last async write waited for), and the ratios async/sync. What async saves
+win is the write to `save_dir` minus the write to memory: on a local disk
+(written to the page cache) about nothing, on cloud storage the upload;
+`--save_dir gs://bucket/tmp` measures that where a bucket is reachable.
 
     python benchmarks/bench_async_save.py [--steps 24] [--every 4] [--rounds 2]
+        [--save_dir DIR]
 """
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 import time
+import uuid
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -32,12 +36,14 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+from sonnet_like.core import files  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios import checkpointing  # pylint: disable=g-import-not-at-top
 
 SIZES, INPUT, BATCH = (4096, 4096, 4096, 4096), 2048, 32
 
 
-def run(async_save: bool, steps: int, every: int) -> tuple[float, float]:
+def run(async_save: bool, steps: int, every: int,
+        parent: str | None) -> tuple[float, float]:
   """(median stall per save, wall time) of one training run."""
   tf.random.set_seed(0)
   model = snt.nets.MLP(SIZES, name="mlp")
@@ -53,7 +59,8 @@ def run(async_save: bool, steps: int, every: int) -> tuple[float, float]:
     return loss
 
   step()  # Trace outside the timing.
-  folder = tempfile.mkdtemp(prefix="bench_async_save_")
+  folder = (tempfile.mkdtemp(prefix="bench_async_save_") if parent is None
+            else files.join(parent, f"bench_async_save_{uuid.uuid4().hex}"))
   stalls = []
   try:
     saver = checkpointing.Checkpointer(
@@ -69,7 +76,7 @@ def run(async_save: bool, steps: int, every: int) -> tuple[float, float]:
     saver.close()  # Waits for the last async write.
     wall = time.perf_counter() - start
   finally:
-    shutil.rmtree(folder, ignore_errors=True)
+    files.rmtree(folder)
   return statistics.median(stalls), wall
 
 
@@ -78,6 +85,9 @@ def main() -> None:
   parser.add_argument("--steps", type=int, default=24)
   parser.add_argument("--every", type=int, default=4)
   parser.add_argument("--rounds", type=int, default=2)
+  parser.add_argument("--save_dir", default=None,
+                      help="where the run folders go (default: a local "
+                      "temporary folder); any file system TensorFlow reaches")
   args = parser.parse_args()
   count = sum(a * b + b for a, b in zip((INPUT,) + SIZES[:-1], SIZES))
   print(f"MLP {INPUT}-{'-'.join(map(str, SIZES))}: {count / 1e6:.0f}M "
@@ -85,7 +95,8 @@ def main() -> None:
   results = {"sync": [], "async": []}
   for _ in range(args.rounds):
     for mode in results:
-      results[mode].append(run(mode == "async", args.steps, args.every))
+      results[mode].append(run(mode == "async", args.steps, args.every,
+                               args.save_dir))
   medians = {mode: (statistics.median(r[0] for r in rows),
                     statistics.median(r[1] for r in rows))
              for mode, rows in results.items()}
