@@ -101,9 +101,11 @@ class OffPolicy(engine.Scenario):
 
   def observed(self, observation: tf.Tensor) -> None:
     """Traced, once the step's transitions are stored: more bookkeeping."""
+    del observation  # Nothing by default (a body AutoGraph can convert).
 
   def after_learning(self, step: tf.Tensor) -> None:
     """Traced, after the step's updates (`step` 1-based)."""
+    del step  # Nothing by default.
 
   def logs(self) -> dict[str, tf.Tensor]:
     """Traced: the step's logs before the episode statistics."""
