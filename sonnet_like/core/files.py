@@ -69,7 +69,8 @@ def parent(path: str) -> str:
 def check_scheme(owner: str, argument: str, path: str) -> None:
   """Raises `NoFileSystemError` naming `owner` if `path`'s scheme is unknown.
 
-  For `s3://` it first imports `tensorflow_io`, which registers it.
+  Where TensorFlow lacks `s3://`, it imports `tensorflow_io`, which
+  registers it, and asks again.
   """
   found = scheme(path)
   if not found:
