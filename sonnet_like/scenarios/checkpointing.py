@@ -42,9 +42,10 @@ CHECKPOINT_NAME = "ckpt"
 INDEX_FILE = "checkpoint"
 HISTORY_NAME = "run_history"
 # Checkpoint entries a program may lack or add without harm: hook states
-# (e.g. EarlyStopping's; a hook added later starts fresh), the history and
-# tf.train.Checkpoint's own save counter (created at its first save).
-OPTIONAL_PREFIXES = ("hook_", HISTORY_NAME, "save_counter")
+# (e.g. EarlyStopping's; a hook added later starts fresh), the history, the
+# run's settings (`run_settings.py`) and tf.train.Checkpoint's own save
+# counter (created at its first save).
+OPTIONAL_PREFIXES = ("hook_", HISTORY_NAME, "run_settings", "save_counter")
 # What `restart=True` moves aside: checkpoints, their index, history, logs.
 RUN_FILES = re.compile(r"^(ckpt-\d+.*|checkpoint|history\.json.*|logs)$")
 _DATA_FILE = re.compile(r"^ckpt-(\d+)\.(index|data-\d+-of-\d+)$")

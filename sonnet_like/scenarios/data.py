@@ -260,6 +260,7 @@ class Feed:
                check: Callable[[Any], None] | None = None):
     self.dataset = training_dataset(owner, argument, data, batch_size, seed,
                                     shuffle, check)
+    self.argument, self.batch_size = argument, batch_size
     self.iterator: Any = None
 
   def start(self) -> None:

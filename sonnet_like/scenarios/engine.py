@@ -32,7 +32,6 @@ models and optimizers inside `strategy.scope()`, or let the scenario build
 them lazily inside it, and scale losses by the global batch size.
 """
 
-import collections.abc
 import contextlib
 import os
 import sys
@@ -47,8 +46,10 @@ from sonnet_like.scenarios import cluster
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import logs as logs_lib
 from sonnet_like.scenarios import precision as precision_lib
 from sonnet_like.scenarios import services
+from sonnet_like.scenarios import run_settings
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios import saved_run
 from sonnet_like.scenarios import signals
@@ -185,12 +186,14 @@ class Scenario(services.ScenarioServices):
   """
 
   def __new__(cls, *args, **kwargs):
-    del args  # Checked by __init__.
     # A misspelt loop setting would otherwise be reported against
     # Scenario.__init__, which the user never called, with no suggestion.
     arguments.check_keywords(cls.__name__, kwargs,
                              arguments.keyword_names(cls))
-    return super().__new__(cls)
+    scenario = super().__new__(cls)
+    scenario.constructor_arguments = run_settings.arguments_of(cls, args,
+                                                               kwargs)
+    return scenario
 
   def __init__(self, num_steps: int, *, steps_per_call: int = 1,
                eval_every: int | None = None, save_every: int | None = None,
@@ -330,7 +333,8 @@ class Scenario(services.ScenarioServices):
         boundary = min(boundary, (step // every + 1) * every)
     return min(boundary - step, self.steps_per_call)
 
-  def _say(self, message: str) -> None:
+  def say(self, message: str) -> None:
+    """Prints `message` on stderr, once per run (by the chief)."""
     if self.is_chief:
       print(message, file=sys.stderr, flush=True)
 
@@ -363,7 +367,7 @@ class Scenario(services.ScenarioServices):
       return
     path = workers.save_on_chief(self.export, self.export_dir, self.is_chief)
     if path is not None:
-      self._say(f"{type(self).__name__}: exported to {path}.")
+      self.say(f"{type(self).__name__}: exported to {path}.")
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""
@@ -402,9 +406,9 @@ class Scenario(services.ScenarioServices):
     if restored:
       finished = bool(self._finished.numpy())
       if self.step >= self.num_steps or finished:
-        self._say(saved.done_message(self.step, self.num_steps, finished))
+        self.say(saved.done_message(self.step, self.num_steps, finished))
         return None
-      self._say(f"{type(self).__name__}: resuming from {restored} at step "
+      self.say(f"{type(self).__name__}: resuming from {restored} at step "
                 f"{self.step}.")
     self.history.stop_reason = ""
     return saved
@@ -434,7 +438,7 @@ class Scenario(services.ScenarioServices):
           hook.end(self)
       if caught:
         saved = f"saved {path}" if path else "nothing was saved (no save_dir)"
-        self._say(RESUME_MESSAGE.format(owner=type(self).__name__,
+        self.say(RESUME_MESSAGE.format(owner=type(self).__name__,
                                         signal=caught.signal_name,
                                         step=self.step, saved=saved))
         sys.exit(caught.exit_code)
@@ -442,6 +446,7 @@ class Scenario(services.ScenarioServices):
   def _loop(self, saved: saved_run.SavedRun, caught: Any) -> None:
     step = self.step
     sizes: dict[int, tf.Tensor] = {}  # Reused: no new tensor per call.
+    rate = logs_lib.StepRate(step, self.log_every)
     # The one trace, called directly: skips tf.function's per-call dispatch
     # (~10% of a small model's step at steps_per_call=1).
     call = self.train_function.get_concrete_function(
@@ -461,7 +466,8 @@ class Scenario(services.ScenarioServices):
             step if per_call else self.step, n,
             int(self.traced_step.rollback.failed_at.numpy()) if per_call
             else None)
-      logs = Logs(logs)
+      logs = logs_lib.Logs(logs)
+      rate.add_to(logs, step)
       if self.on_nonfinite == "skip":
         logs.extra["skipped"] = lambda: float(self.skipped_steps)
       at_end = step >= self.num_steps
@@ -474,29 +480,3 @@ class Scenario(services.ScenarioServices):
         hook.step_end(self, step, logs)
       if self.save_every and step % self.save_every == 0:
         saved.save(step)
-
-
-class Logs(collections.abc.Mapping):
-  """A call's logs, turned into Python floats only when a hook reads them."""
-
-  def __init__(self, tensors: dict[str, tf.Tensor]):
-    self._tensors, self._floats = tensors, {}
-    self.extra: dict[str, Any] = {}
-
-  def __getitem__(self, key: str) -> float:
-    if key not in self._floats:
-      if key in self.extra:
-        self._floats[key] = self.extra[key]()
-      else:
-        self._floats[key] = float(self._tensors[key])
-    return self._floats[key]
-
-  def __iter__(self):
-    yield from self._tensors
-    yield from self.extra
-
-  def __len__(self) -> int:
-    return len(self._tensors) + len(self.extra)
-
-  def __repr__(self) -> str:
-    return repr(dict(self))

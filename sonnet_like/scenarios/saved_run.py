@@ -16,6 +16,7 @@ from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import progress
+from sonnet_like.scenarios import run_settings
 from sonnet_like.scenarios import tensorboard
 
 DONE_MESSAGE = (
@@ -53,10 +54,12 @@ class SavedRun:
     """Restores `state` (and the hooks') from `save_dir`; the checkpoint
     read, or None. The checkpointer checks and locks `save_dir` (released
     by `cleanup`), refuses a checkpoint that does not match, and loads the
-    history."""
+    history; the settings recorded with it are compared with this run's
+    (`run_settings.RunSettings.reconcile`)."""
     if not self.settings.save_dir:
       return None
-    named = {}
+    recorded = run_settings.RunSettings(self.scenario)
+    named = {run_settings.NAME: recorded}
     for i, hook in enumerate(self.hooks):  # `Hook.state`: once per run.
       hook_state = hook.state(self.scenario)
       if hook_state is not None:
@@ -68,7 +71,10 @@ class SavedRun:
         restart=self.settings.restart, history=self.history,
         async_save=self.settings.async_save)
     cleanup.callback(self.checkpointer.close)
-    return self.checkpointer.restore()
+    path = self.checkpointer.restore()
+    if path is not None:
+      recorded.reconcile(self.scenario.say)
+    return path
 
   def done_message(self, step: int, num_steps: int, finished: bool) -> str:
     reason = self.history.stop_reason

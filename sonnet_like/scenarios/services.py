@@ -67,6 +67,11 @@ class ScenarioServices:
                                batch_size, self.loop.seed, shuffle, check)
 
   @property
+  def fed_data(self) -> data_lib.Feed | None:
+    """What `feed` was given (its pipeline, batch size, iterator), or None."""
+    return self._feed
+
+  @property
   def element_spec(self) -> Any:
     """The structure of the fed data's batches (`tf.TensorSpec` leaves)."""
     if self._feed is None:

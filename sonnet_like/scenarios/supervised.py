@@ -61,6 +61,21 @@ def _is_classification(outputs: Any, targets: Any) -> bool:
           targets.shape.rank == 1 and targets.dtype.is_integer)
 
 
+def _metric_values(outputs: Any, targets: Any,
+                   metrics: dict[str, Any]) -> dict[str, tf.Tensor]:
+  """Per-example accuracy (for classifiers) and `metrics` (per-example
+  functions) of a batch, by name."""
+  values = {}
+  if _is_classification(outputs, targets):
+    values["accuracy"] = tf.equal(
+        tf.argmax(outputs, -1, output_type=targets.dtype), targets)
+  for name, fn in metrics.items():
+    values[name] = losses_lib.per_example(
+        "Supervised", f"metrics[{name!r}]", fn(outputs, targets), outputs,
+        targets)
+  return values
+
+
 def _weighted(values: tf.Tensor, weights: Any) -> tf.Tensor:
   if weights is None:
     return values
@@ -152,7 +167,8 @@ class Supervised(engine.Scenario):
       eval_data: Same, evaluated every `eval_every` steps and at the end.
       metrics: Extra eval metrics by name: `fn(outputs, targets)` returning
         per-example values, a Keras metric function or name, or a Keras
-        `Metric` object.
+        `Metric` object. All but `Metric` objects are also logged on the
+        training batches (their means), as "accuracy" is for classifiers.
     """
     if not callable(model):
       raise TypeError(f"Supervised: model must be callable, got {model!r}.")
@@ -163,6 +179,13 @@ class Supervised(engine.Scenario):
       if not losses_lib.is_keras_metric(metric):
         losses_lib.as_per_example("Supervised", f"metrics[{name!r}]", metric,
                                   kind="metric")
+    # Logged on training batches too, but for Keras `Metric` objects, whose
+    # state is updated outside the trace.
+    self._train_metrics = {
+        name: losses_lib.as_per_example("Supervised", f"metrics[{name!r}]",
+                                        metric, kind="metric")
+        for name, metric in self.metrics.items()
+        if not losses_lib.is_keras_metric(metric)}
     self.model = calling.as_model(model)
     self.optimizer, self.loss_fn = optimizer, loss_fn
     self.feed(train_data, batch_size=self.batch_size, shuffle=self.shuffle,
@@ -239,7 +262,11 @@ class Supervised(engine.Scenario):
                     self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).
-    return {"loss": loss if replicas == 1 else loss * replicas}
+    logs = {"loss": loss if replicas == 1 else loss * replicas}
+    for name, values in _metric_values(outputs, targets,
+                                       self._train_metrics).items():
+      logs[name] = tf.reduce_mean(tf.cast(values, tf.float32))
+    return logs
 
   def evaluate_now(self):
     if self._eval_data is None:
@@ -273,13 +300,7 @@ class Supervised(engine.Scenario):
       values["loss"] = _weighted(losses_lib.per_example(
           "Supervised", "loss_fn", loss(outputs, targets), outputs, targets),
                                  weights)
-    if _is_classification(outputs, targets):
-      values["accuracy"] = tf.equal(
-          tf.argmax(outputs, -1, output_type=targets.dtype), targets)
-    for name, fn in metrics.items():
-      values[name] = losses_lib.per_example(
-          "Supervised", f"metrics[{name!r}]", fn(outputs, targets), outputs,
-          targets)
+    values.update(_metric_values(outputs, targets, metrics))
     sums = {k: tf.reduce_sum(tf.cast(v, tf.float64)) for k, v in values.items()}
     sums["count"] = tf.cast(tf.shape(tf.nest.flatten(targets)[0])[0],
                             tf.float64)

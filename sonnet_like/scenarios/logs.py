@@ -1,0 +1,61 @@
+"""A compiled call's logs, as hooks read them, and the steps per second.
+
+`Logs` turns the call's tensors into Python floats only when a hook reads
+them (most calls end between log steps). `StepRate` adds
+"steps_per_second": the rate since the previous log step (so it includes
+the time spent in hooks, evaluations and saves, as a user's clock does).
+"""
+
+import collections.abc
+import time
+from typing import Any
+
+import tensorflow as tf
+
+
+class Logs(collections.abc.Mapping):
+  """A call's logs, turned into Python floats only when a hook reads them."""
+
+  def __init__(self, tensors: dict[str, tf.Tensor]):
+    self._tensors, self._floats = tensors, {}
+    self.extra: dict[str, Any] = {}
+
+  def __getitem__(self, key: str) -> float:
+    if key not in self._floats:
+      if key in self.extra:
+        self._floats[key] = self.extra[key]()
+      else:
+        self._floats[key] = float(self._tensors[key])
+    return self._floats[key]
+
+  def __iter__(self):
+    yield from self._tensors
+    yield from self.extra
+
+  def __len__(self) -> int:
+    return len(self._tensors) + len(self.extra)
+
+  def __repr__(self) -> str:
+    return repr(dict(self))
+
+
+class StepRate:
+  """Training steps per second, measured from one log step to the next.
+
+  Args:
+    step: The step the loop starts at.
+    log_every: The run's log interval: the clock restarts at its multiples.
+  """
+
+  def __init__(self, step: int, log_every: int):
+    self.log_every = log_every
+    self._start = (step, time.perf_counter())
+
+  def add_to(self, logs: Logs, step: int) -> None:
+    """Adds "steps_per_second" up to `step` (the end of a call) to `logs`."""
+    now = time.perf_counter()
+    start_step, start_time = self._start
+    rate = (step - start_step) / max(now - start_time, 1e-9)
+    logs.extra["steps_per_second"] = lambda: rate
+    if step % self.log_every == 0:
+      self._start = (step, now)
