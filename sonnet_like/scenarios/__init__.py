@@ -20,6 +20,7 @@ from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
+from sonnet_like.scenarios.run_settings import ResumeSettingsError
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.tensorboard import TensorBoard
 
@@ -37,6 +38,7 @@ __all__ = [
     "ProgressBar",
     "REINFORCE",
     "Recipe",
+    "ResumeSettingsError",
     "Scenario",
     "Supervised",
     "TensorBoard",

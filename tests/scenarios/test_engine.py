@@ -143,9 +143,10 @@ def test_hook_order_and_request_stop():
                                    progress=False)
   history = train(_model(), keras.optimizers.SGD(0.1), _loss, (x, y),
                   eval_data=(x, y))
+  logs = ["accuracy", "loss", "steps_per_second"]
   assert hook.events == [
-      ("begin", 0), ("step", 2, ["loss"]), ("eval", 4), ("step", 4, ["loss"]),
-      ("step", 6, ["loss"]), ("end", 6)]
+      ("begin", 0), ("step", 2, logs), ("eval", 4), ("step", 4, logs),
+      ("step", 6, logs), ("end", 6)]
   assert history.stop_reason == "enough"
 
 
@@ -202,7 +203,8 @@ def test_gan_shaped_scenario_runs_and_resumes_exactly(tmp_path):
                     clip_norm=1.0)
   history = whole()
   assert whole.critic_updates.numpy() == 36
-  assert set(history.train) == {"step", "gen_loss", "critic_loss"}
+  assert set(history.train) == {"step", "gen_loss", "critic_loss",
+                                "steps_per_second"}
 
   tf.random.set_seed(0)
   first = TwoPlayer(num_steps=8, steps_per_call=4, save_dir=str(tmp_path),
