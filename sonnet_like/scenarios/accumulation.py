@@ -42,7 +42,7 @@ TWICE_ERROR = (
     "{names} were updated twice in one step.")
 
 
-class GradientAccumulator(tf.Module):
+class GradientAccumulator:
   """The gradient sums of `accumulate_steps` and the deferred update.
 
   Args:
@@ -51,7 +51,6 @@ class GradientAccumulator(tf.Module):
   """
 
   def __init__(self, owner: str, steps: int):
-    super().__init__(name="gradient_sums")
     self.owner, self.steps = owner, steps
     self.sums: list[tf.Variable] = []
     self._index: dict[Any, int] = {}
@@ -70,6 +69,12 @@ class GradientAccumulator(tf.Module):
         self.sums.append(tf.Variable(
             tf.zeros(variable.shape, variable.dtype), trainable=False,
             name=variable.name.split(":")[0].replace("/", "_") + "_grad_sum"))
+
+  def trackable(self) -> tf.Module:
+    """The sums, for the checkpoint (as "sums/0", "sums/1", ...)."""
+    holder = tf.Module(name="gradient_sums")
+    holder.sums = list(self.sums)
+    return holder
 
   def start(self) -> None:
     """Traced, at the start of each step: no update site yet."""

@@ -221,7 +221,7 @@ class TracedStep:
     gradient sums ("gradient_sums") and the averages ("<model>_ema")."""
     named = dict(self.averages.trackables())
     if self.accumulator is not None:
-      named["gradient_sums"] = self.accumulator
+      named["gradient_sums"] = self.accumulator.trackable()
     return named
 
   # ---- The services a train step uses. ----
