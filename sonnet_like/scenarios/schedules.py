@@ -25,6 +25,12 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 
+__all__ = [
+    "ConstantSchedule", "CosineSchedule", "ExponentialSchedule",
+    "LinearSchedule", "Schedule", "StepSchedule", "Warmup",
+    "warmup_constant", "warmup_cosine", "warmup_linear", "warmup_step",
+]
+
 
 def _check_number(owner: str, name: str, value: Any) -> float:
   if isinstance(value, bool) or not isinstance(value, (int, float)) or (
