@@ -44,7 +44,6 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import utils
 from sonnet_like.export import workers
-from sonnet_like.scenarios import accumulation
 from sonnet_like.scenarios import cluster
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import history as history_lib
@@ -185,12 +184,9 @@ class Scenario(services.ScenarioServices):
       it is applied), "call" (losses as they come and the state once per
       compiled call, undoing a failed call) or "auto" (see
       `settings.GuardSettings`).
-    accumulate_steps: Average the gradients of this many steps (a step is
-      one micro-batch), then make one update (see `accumulation.py`).
-    ema: Average the weights with this decay (every model) or {name: decay};
-      the averages evaluate and export (see `ema.py`, `ema_weights()`).
-    learning_rate_schedule: A `schedules.Schedule` of the step multiplying
-      every optimizer's learning rate; logged as "learning_rate".
+    accumulate_steps: Steps (micro-batches) whose mean gradient is 1 update.
+    ema: Decay (or {model: decay}) of weight averages that evaluate, export.
+    learning_rate_schedule: A `schedules.Schedule`: factor of every lr.
   """
 
   def __new__(cls, *args, **kwargs):
@@ -389,11 +385,7 @@ class Scenario(services.ScenarioServices):
     if self._feed is not None:
       self._feed.start()
     self.build()
-    if self.accumulate_steps > 1 and self.updates_per_step > 1:
-      raise ValueError(accumulation.SEVERAL_UPDATES_ERROR.format(
-          owner=type(self).__name__, steps=self.accumulate_steps,
-          updates=self.updates_per_step))
-    self.traced_step.averages.create(self.models())
+    self.traced_step.create_built(self.models(), self.updates_per_step)
 
   def _run_state(self) -> dict[str, Any]:
     """What the compiled steps change, by name: `trackables()` and the

@@ -77,18 +77,24 @@ class LinearSchedule(Schedule):
   """
 
   def __init__(self, start: float, end: float, steps: int):
-    self.start = _check_number("LinearSchedule", "start", start)
-    self.end = _check_number("LinearSchedule", "end", end)
-    self.steps = _check_steps("LinearSchedule", steps)
+    owner = type(self).__name__
+    self.start = _check_number(owner, "start", start)
+    self.end = _check_number(owner, "end", end)
+    self.steps = _check_steps(owner, steps)
+
+  def curve(self, progress: tf.Tensor) -> tf.Tensor:
+    """The share of the way from `start` to `end` at `progress` in [0, 1]."""
+    return progress
 
   def __call__(self, step: Any) -> tf.Tensor:
     step = tf.cast(step, tf.float64)
     progress = tf.minimum(tf.maximum(step / self.steps, 0.0), 1.0)
-    value = self.start + (self.end - self.start) * progress
+    value = self.start + (self.end - self.start) * self.curve(progress)
     return tf.cast(value, tf.float32)
 
   def __repr__(self) -> str:
-    return f"LinearSchedule({self.start}, {self.end}, steps={self.steps})"
+    return (f"{type(self).__name__}({self.start}, {self.end}, "
+            f"steps={self.steps})")
 
 
 class ExponentialSchedule(Schedule):
@@ -124,26 +130,15 @@ class ExponentialSchedule(Schedule):
             f"steps={self.steps})")
 
 
-class CosineSchedule(Schedule):
+class CosineSchedule(LinearSchedule):
   """Half a cosine from `start` (step 0) to `end` (at `steps`), then stays.
 
   `value(t) = end + (start - end) * (1 + cos(pi * min(t, steps) / steps)) / 2`
   (Loshchilov & Hutter's SGDR without restarts).
   """
 
-  def __init__(self, start: float, end: float, steps: int):
-    self.start = _check_number("CosineSchedule", "start", start)
-    self.end = _check_number("CosineSchedule", "end", end)
-    self.steps = _check_steps("CosineSchedule", steps)
-
-  def __call__(self, step: Any) -> tf.Tensor:
-    step = tf.cast(step, tf.float64)
-    progress = tf.minimum(tf.maximum(step / self.steps, 0.0), 1.0)
-    cosine = 0.5 * (1.0 + tf.cos(math.pi * progress))
-    return tf.cast(self.end + (self.start - self.end) * cosine, tf.float32)
-
-  def __repr__(self) -> str:
-    return f"CosineSchedule({self.start}, {self.end}, steps={self.steps})"
+  def curve(self, progress: tf.Tensor) -> tf.Tensor:
+    return 0.5 * (1.0 - tf.cos(math.pi * progress))
 
 
 class StepSchedule(Schedule):

@@ -5,9 +5,10 @@ in `loop` (`LoopSettings`: how far, how often, where it runs),
 `checkpointing` (`CheckpointSettings`: the save_dir, what is kept, the end
 of run export), `guard` (`GuardSettings`: the NaN guard, clipping and
 unused variables) and `updates` (`UpdateSettings`: gradient accumulation,
-the weights' EMA, the learning-rate schedule). Each setting stays readable (and writable) as an
-attribute of the scenario (`scenario.num_steps`, `scenario.save_dir`)
-through `From`, which reads it from its group: one holder per value.
+the weights' EMA, the learning-rate schedule). Each setting stays readable
+(and writable) as an attribute of the scenario (`scenario.num_steps`,
+`scenario.save_dir`) through `From`, which reads it from its group: one
+holder per value.
 
     >>> LoopSettings.checked("PPO", num_steps=0)
     Traceback (most recent call last):

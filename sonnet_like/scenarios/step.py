@@ -216,6 +216,16 @@ class TracedStep:
     self.rates = learning_rate_lib.LearningRates(
         self.owner, self.updates.learning_rate_schedule)
 
+  def create_built(self, models: dict[str, Any],
+                   updates_per_step: int) -> None:
+    """After the scenario's `build`: the models' averages; refuses
+    accumulation for a step of several updates."""
+    if self.accumulator is not None and updates_per_step > 1:
+      raise ValueError(accumulation_lib.SEVERAL_UPDATES_ERROR.format(
+          owner=self.owner, steps=self.accumulator.steps,
+          updates=updates_per_step))
+    self.averages.create(models)
+
   def state(self) -> dict[str, Any]:
     """What the update settings add to the checkpoint, by name: the
     gradient sums ("gradient_sums") and the averages ("<model>_ema")."""

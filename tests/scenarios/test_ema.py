@@ -1,4 +1,4 @@
-"""ema=: averaged weights, used to evaluate, predict and export, checkpointed."""
+"""ema=: averaged weights that evaluate, predict and export; checkpointed."""
 
 import keras
 import numpy as np
