@@ -201,3 +201,12 @@ def test_a_user_scenario_accumulates_without_extra_code():
     results.append([v.numpy() for v in model.variables])
   for a, b in zip(*results):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_under_xla_too():
+  sgd = lambda: snt.optimizers.SGD(0.3)
+  _, small, _ = _train(sgd, BATCH, N * 3, accumulate_steps=N,
+                       jit_compile=True, steps_per_call=2)
+  _, large, _ = _train(sgd, N * BATCH, 3)
+  for a, b in zip(small.variables, large.variables):
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
