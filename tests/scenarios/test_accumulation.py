@@ -210,3 +210,18 @@ def test_under_xla_too():
   _, large, _ = _train(sgd, N * BATCH, 3)
   for a, b in zip(small.variables, large.variables):
     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_reinforce_accumulates_rollouts():
+  # One update per step (rollout): 6 rollouts with accumulate_steps=3 make
+  # 2 updates, each from the mean gradient of 3 rollouts.
+  tf.random.set_seed(0)
+  optimizer = keras.optimizers.Adam(0.01)
+  reinforce = snt.scenarios.REINFORCE(num_env_steps=6 * 4 * 5, num_envs=4,
+                                      rollout_length=5, progress=False,
+                                      accumulate_steps=3)
+  reinforce(snt.nets.MLP([8, 2], name="policy"),
+            snt.nets.MLP([8, 1], name="baseline"), optimizer,
+            snt.envs.Guess(4, seed=5))
+  assert reinforce.step == 6
+  assert int(optimizer.iterations) == 2
