@@ -12,6 +12,11 @@ SavedModel that plain TensorFlow loads (no sonnet_like needed):
 `tf.saved_model.load("runs/digits/export").signatures["serving_default"]`
 takes `inputs` (images `[batch, 8, 8, 1]` in [0, 1]) and returns `outputs`
 (logits), `probabilities` and `classes`.
+
+`--ema 0.99` evaluates and exports an average of the weights,
+`--accumulate_steps 4` makes one update of every 4 steps' gradients (steps
+count micro-batches), `--schedule warmup_cosine` warms the learning rate up
+over the first 5% of the steps, then decays it (docs/guides/training.md).
 """
 
 import argparse
@@ -58,6 +63,19 @@ def cross_entropy(logits: tf.Tensor, labels: tf.Tensor) -> tf.Tensor:
   return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
 
 
+def schedule(name: str | None,
+             num_steps: int) -> snt.scenarios.schedules.Schedule | None:
+  """The named warm-up schedule over `num_steps` steps, or None."""
+  if name is None:
+    return None
+  warmup = max(1, num_steps // 20)
+  if name == "warmup_constant":
+    return snt.scenarios.schedules.warmup_constant(warmup)
+  if name == "warmup_step":  # A tenth at 2/3 of the run.
+    return snt.scenarios.schedules.warmup_step(warmup, 2 * num_steps // 3)
+  return getattr(snt.scenarios.schedules, name)(warmup, num_steps - warmup)
+
+
 def main(argv=None) -> float:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--num_steps", type=int, default=3000)
@@ -74,6 +92,15 @@ def main(argv=None) -> float:
   parser.add_argument("--export_dir", default=None,
                       help="where to export the model (default: "
                       "<save_dir>/export)")
+  parser.add_argument("--ema", type=float, default=None,
+                      help="decay of the weights' average used to evaluate "
+                      "and export (e.g. 0.99)")
+  parser.add_argument("--accumulate_steps", type=int, default=1,
+                      help="average the gradients of this many steps per "
+                      "update")
+  parser.add_argument("--schedule", default=None, choices=[
+      "warmup_constant", "warmup_linear", "warmup_cosine", "warmup_step"],
+                      help="learning-rate warm-up (5%% of the steps) and decay")
   args = parser.parse_args(argv)
   export_dir = args.export_dir or os.path.join(args.save_dir, "export")
 
@@ -86,7 +113,9 @@ def main(argv=None) -> float:
       steps_per_call=args.steps_per_call, eval_every=args.eval_every,
       save_every=args.save_every, save_dir=args.save_dir,
       export_dir=export_dir, log_every=args.steps_per_call * 5,
-      precision=args.precision)
+      precision=args.precision, ema=args.ema,
+      accumulate_steps=args.accumulate_steps,
+      learning_rate_schedule=schedule(args.schedule, args.num_steps))
   history = train(model, optimizer, cross_entropy, (x_train, y_train),
                   eval_data=(x_test, y_test))
 

@@ -60,6 +60,11 @@ def state_arrays(scenario: snt.scenarios.Scenario) -> list[np.ndarray]:
     for variable in (variables() if callable(variables) else variables):
       local = scenario.strategy.experimental_local_results(variable)[0]
       arrays.append(np.asarray(local))
+  for _, value in sorted(scenario.traced_step.state().items()):
+    # Engine-owned (gradient sums, EMAs): in the checkpoint.
+    for variable in value.variables:
+      local = scenario.strategy.experimental_local_results(variable)[0]
+      arrays.append(np.asarray(local))
   if scenario.loss_scale is not None:  # Engine-owned: in the checkpoint.
     arrays += [np.float32(scenario.loss_scale),
                np.int64(scenario.overflowed_updates)]
@@ -119,6 +124,22 @@ def train_supervised_float16(poison=False, strategy=None, **loop):
         0.5)
   train = snt.scenarios.Supervised(batch_size=16, strategy=strategy,
                                    precision=MIXED_FLOAT16, **loop)
+  train(model, optimizer, _loss, _classes(poison=poison))
+  return train
+
+
+def train_supervised_updates(poison=False, strategy=None, **loop):
+  """Supervised with the update settings: gradients of 3 micro-batches per
+  update (saves at 4 and 8 fall between updates), the weights' EMA and a
+  warm-up + cosine learning-rate schedule."""
+  with _scope(strategy):
+    tf.random.set_seed(0)
+    model, optimizer = snt.nets.MLP([8, 2], name="mlp"), keras.optimizers.Adam(
+        0.01)
+  train = snt.scenarios.Supervised(
+      batch_size=16, strategy=strategy, accumulate_steps=3, ema=0.9,
+      learning_rate_schedule=snt.scenarios.schedules.warmup_cosine(
+          warmup_steps=4, decay_steps=8), **loop)
   train(model, optimizer, _loss, _classes(poison=poison))
   return train
 
@@ -312,6 +333,8 @@ ROWS = [
         _bad_supervised,
         r"^Supervised: train_data must hold \(inputs, targets\)",
         mirrored_atol=1e-3),
+    Row("Supervised+updates", train_supervised_updates, 12, _bad_supervised,
+        r"^Supervised: train_data must hold \(inputs, targets\)"),
     Row("GAN", train_gan, 12, _bad_gan, r"^GAN: data "),
     Row("REINFORCE", train_reinforce, 12,
         lambda: train_reinforce(bad_env=True, progress=False),

@@ -1,7 +1,8 @@
 """Scenarios: classes that own the training loop.
 
 `Scenario` is the engine (compiled steps, hooks, checkpoints with exact
-resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets).
+resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets);
+`schedules` holds the step schedules (learning-rate warm-up and decays).
 """
 
 from sonnet_like.scenarios.checkpointing import Checkpointer
@@ -21,6 +22,7 @@ from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
 from sonnet_like.scenarios.run_settings import ResumeSettingsError
+from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.tensorboard import TensorBoard
 
@@ -44,4 +46,5 @@ __all__ = [
     "TensorBoard",
     "gan_eval",
     "gan_losses",
+    "schedules",
 ]

@@ -19,8 +19,9 @@ the iterator of the data given to `feed`, and restores all of it before
 the first step. Nothing here assumes one model, one optimizer or a
 dataset, so a GAN (several models and optimizers, alternating updates inside
 one step) and RL (environment state and replay buffers as trackables, in-graph
-rollouts in `train_step`) fit the same mould. The settings live in three
-groups (`settings.py`): `self.loop`, `self.checkpointing`, `self.guard`.
+rollouts in `train_step`) fit the same mould. The settings live in four
+groups (`settings.py`): `self.loop`, `self.checkpointing`, `self.guard`,
+`self.updates`.
 
 Hardware: the same code runs on one CPU/GPU (no strategy),
 `tf.distribute.MirroredStrategy()` over the GPUs of one machine,
@@ -52,6 +53,7 @@ from sonnet_like.scenarios import services
 from sonnet_like.scenarios import run_settings
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios import saved_run
+from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios import signals
 
 NonFiniteError = guard_lib.NonFiniteError
@@ -183,6 +185,9 @@ class Scenario(services.ScenarioServices):
       it is applied), "call" (losses as they come and the state once per
       compiled call, undoing a failed call) or "auto" (see
       `settings.GuardSettings`).
+    accumulate_steps: Steps (micro-batches) whose mean gradient is 1 update.
+    ema: Decay (or {model: decay}) of weight averages that evaluate, export.
+    learning_rate_schedule: A `schedules.Schedule`: factor of every lr.
   """
 
   def __new__(cls, *args, **kwargs):
@@ -209,7 +214,9 @@ class Scenario(services.ScenarioServices):
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
                precision: str | precision_lib.Precision = "float32",
-               nonfinite_check: str = "auto"):
+               nonfinite_check: str = "auto", accumulate_steps: int = 1,
+               ema: float | dict[str, float] | None = None,
+               learning_rate_schedule: schedules.Schedule | None = None):
     owner = type(self).__name__
     precision = precision_lib.parse(owner, precision)
     loop = settings.LoopSettings.checked(
@@ -226,9 +233,12 @@ class Scenario(services.ScenarioServices):
         owner, precision, on_nonfinite=on_nonfinite,
         nonfinite_check=nonfinite_check, clip_norm=clip_norm,
         unused_variables=unused_variables)
+    updates = settings.UpdateSettings.checked(
+        owner, accumulate_steps=accumulate_steps, ema=ema,
+        learning_rate_schedule=learning_rate_schedule)
     if export_dir is not None and type(self).export is Scenario.export:
       raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
-    super().__init__(loop, guard, precision)
+    super().__init__(loop, guard, precision, updates)
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
@@ -365,7 +375,9 @@ class Scenario(services.ScenarioServices):
     if self.export_dir is None or (
         missing_only and workers.has_saved_model(self.export_dir)):
       return
-    path = workers.save_on_chief(self.export, self.export_dir, self.is_chief)
+    with self.ema_weights():
+      path = workers.save_on_chief(self.export, self.export_dir,
+                                   self.is_chief)
     if path is not None:
       self.say(f"{type(self).__name__}: exported to {path}.")
 
@@ -377,6 +389,7 @@ class Scenario(services.ScenarioServices):
     if self._feed is not None:
       self._feed.start()
     self.build()
+    self.traced_step.create_built(self.models(), self.updates_per_step)
 
   def _run_state(self) -> dict[str, Any]:
     """What the compiled steps change, by name: `trackables()` and the
@@ -390,6 +403,7 @@ class Scenario(services.ScenarioServices):
       engine_owned["data"] = self._feed.iterator
     if self.traced_step.loss_scale is not None:
       engine_owned["loss_scale"] = self.traced_step.loss_scale
+    engine_owned.update(self.traced_step.state())
     clash = set(engine_owned) & set(named)
     if clash:
       raise ValueError(f"{owner}: trackables() must not use the names "
@@ -472,7 +486,8 @@ class Scenario(services.ScenarioServices):
         logs.extra["skipped"] = lambda: float(self.skipped_steps)
       at_end = step >= self.num_steps
       if at_end or (self.eval_every and step % self.eval_every == 0):
-        metrics = self.evaluate_now()
+        with self.ema_weights():
+          metrics = self.evaluate_now()
         if metrics is not None:
           for hook in saved.hooks:
             hook.eval_end(self, step, metrics)

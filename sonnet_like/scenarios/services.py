@@ -5,11 +5,13 @@ fed data (`data.Feed`) and the traced step (`step.TracedStep`, as
 `traced_step`) and offers them as methods a subclass calls in `__call__`,
 `build`, `next_inputs` and `train_step` (`feed`, `example_batch`,
 `next_batch`, `split_for_replicas`, `forward`, `gradients`,
-`apply_update`, `build_optimizer`), with the counters hooks read. Every one
+`apply_update`, `build_optimizer`, `ema_weights`), with the counters
+hooks read. Every one
 of them is one line: the work is done by `data.py` and `step.py`. The
 subclass contract and the Python loop are `Scenario`'s.
 """
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
@@ -31,14 +33,17 @@ class ScenarioServices:
     loop: The loop settings (the strategy, the seed).
     guard: The NaN guard's settings.
     precision: The precision the traced step computes in.
+    updates: Accumulation, EMA and learning-rate schedule.
   """
 
   def __init__(self, loop: settings.LoopSettings,
                guard: settings.GuardSettings,
-               precision: precision_lib.Precision):
+               precision: precision_lib.Precision,
+               updates: settings.UpdateSettings | None = None):
     self.loop, self.guard, self.precision = loop, guard, precision
+    self.updates = updates or settings.UpdateSettings()
     self.traced_step = step_lib.TracedStep(type(self).__name__, precision,
-                                           guard)
+                                           guard, self.updates)
     self._feed: data_lib.Feed | None = None
 
   # ---- Data the engine feeds (`data.Feed`). ----
@@ -154,6 +159,13 @@ class ScenarioServices:
     `LossScaleOptimizer` is refused (use `precision="mixed_float16"`).
     """
     self.traced_step.build_optimizer(optimizer, variables)
+
+  def ema_weights(self) -> contextlib.AbstractContextManager:
+    """Inside the block the models with an `ema` hold their averaged
+    weights; their own weights, bit for bit, after it. Evaluation,
+    `Supervised.evaluate`/`predict` and the export use it; without `ema`
+    it changes nothing."""
+    return self.traced_step.averages.swapped_in()
 
   @property
   def strategy(self) -> tf.distribute.Strategy:

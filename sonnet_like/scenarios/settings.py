@@ -1,12 +1,14 @@
-"""A scenario's settings in three small groups, each checked once.
+"""A scenario's settings in four small groups, each checked once.
 
 `Scenario(num_steps, **settings)` takes them all as keywords and keeps them
 in `loop` (`LoopSettings`: how far, how often, where it runs),
 `checkpointing` (`CheckpointSettings`: the save_dir, what is kept, the end
-of run export) and `guard` (`GuardSettings`: the NaN guard, clipping and
-unused variables). Each setting stays readable (and writable) as an
-attribute of the scenario (`scenario.num_steps`, `scenario.save_dir`)
-through `From`, which reads it from its group: one holder per value.
+of run export), `guard` (`GuardSettings`: the NaN guard, clipping and
+unused variables) and `updates` (`UpdateSettings`: gradient accumulation,
+the weights' EMA, the learning-rate schedule). Each setting stays readable
+(and writable) as an attribute of the scenario (`scenario.num_steps`,
+`scenario.save_dir`) through `From`, which reads it from its group: one
+holder per value.
 
     >>> LoopSettings.checked("PPO", num_steps=0)
     Traceback (most recent call last):
@@ -24,6 +26,7 @@ from sonnet_like.core import files
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import schedules as schedules_lib
 
 
 @dataclasses.dataclass
@@ -156,6 +159,55 @@ class GuardSettings:
             updates_per_call >= guard_lib.CALL_CHECK_MIN_UPDATES)
 
 
+def _check_decay(owner: str, name: str, value: Any) -> float:
+  if (isinstance(value, bool) or not isinstance(value, (int, float)) or
+      not 0.0 <= value < 1.0):
+    raise ValueError(f"{owner}: {name} must be a float in [0, 1), got "
+                     f"{value!r}.")
+  return float(value)
+
+
+@dataclasses.dataclass
+class UpdateSettings:
+  """How gradients become updates: accumulation, EMA, learning-rate schedule.
+
+  `accumulate_steps`: the gradients of this many consecutive steps
+  (micro-batches) are averaged, then applied as one update
+  (`accumulation.py`); a step is one micro-batch. `ema`: a decay in
+  [0, 1) for every model of `models()`, or a dict of model name -> decay
+  (`ema.py`). `learning_rate_schedule`: a `schedules.Schedule` of the step
+  giving the factor of every optimizer's learning rate
+  (`learning_rate.py`).
+  """
+  accumulate_steps: int = 1
+  ema: float | dict[str, float] | None = None
+  learning_rate_schedule: schedules_lib.Schedule | None = None
+
+  @classmethod
+  def checked(cls, owner: str, **values: Any) -> "UpdateSettings":
+    """The settings, or the first error naming `owner` and the argument."""
+    arguments.check_positive_int(owner, "accumulate_steps",
+                                 values.get("accumulate_steps", 1))
+    ema = values.get("ema")
+    if isinstance(ema, dict):
+      for name, decay in ema.items():
+        if not isinstance(name, str):
+          raise TypeError(f"{owner}: ema's keys must be model names (str), "
+                          f"got {name!r}.")
+        _check_decay(owner, f"ema[{name!r}]", decay)
+      values["ema"] = dict(ema)
+    elif ema is not None:
+      values["ema"] = _check_decay(owner, "ema", ema)
+    schedule = values.get("learning_rate_schedule")
+    if schedule is not None and not isinstance(schedule,
+                                               schedules_lib.Schedule):
+      raise TypeError(
+          f"{owner}: learning_rate_schedule must be a "
+          f"snt.scenarios.schedules.Schedule (e.g. schedules.warmup_cosine("
+          f"warmup_steps=100, decay_steps=900)) or None, got {schedule!r}.")
+    return cls(**values)
+
+
 class From:
   """A scenario attribute that reads (and writes) a setting of one group:
   `num_steps = From("loop")` is `self.loop.num_steps`."""
@@ -176,7 +228,7 @@ class From:
 
 
 GROUPS = {"loop": LoopSettings, "checkpointing": CheckpointSettings,
-          "guard": GuardSettings}
+          "guard": GuardSettings, "updates": UpdateSettings}
 
 
 def reads_through(cls: type) -> type:

@@ -4,7 +4,9 @@
 and skip counters, the forward pass in the scenario's precision, the loss
 scale (`loss_scale.py`), the guarded update with its rollback (`guard.py`),
 the per-step verdicts (`FiniteRecorder`), the unused-variable policy
-(`UnusedVariables`), the optimizer checks and `build_optimizer`, and the
+(`UnusedVariables`), the optimizer checks and `build_optimizer`, the update
+settings (gradient accumulation, `accumulation.py`; the weights' EMA,
+`ema.py`; the learning-rate schedule, `learning_rate.py`), and the
 compiled call itself (`compile`: the inputs + `train_step`, K steps per
 call in one `tf.function`, `make_train_function`). `Scenario` offers its
 services (`forward`, `gradients`, `apply_update`, `build_optimizer`)
@@ -19,8 +21,11 @@ from typing import Any, Callable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import utils
+from sonnet_like.scenarios import accumulation as accumulation_lib
 from sonnet_like.scenarios import data as data_lib
+from sonnet_like.scenarios import ema as ema_lib
 from sonnet_like.scenarios import guard as guard_lib
+from sonnet_like.scenarios import learning_rate as learning_rate_lib
 from sonnet_like.scenarios import loss_scale as loss_scale_lib
 from sonnet_like.scenarios import precision as precision_lib
 from sonnet_like.scenarios import settings as settings_lib
@@ -169,11 +174,18 @@ class TracedStep:
     owner: The scenario's name, for errors.
     precision: The scenario's precision.
     guard: What the NaN guard does and how it checks.
+    updates: Accumulation, EMA and learning-rate schedule (read at
+      `create`).
   """
 
   def __init__(self, owner: str, precision: precision_lib.Precision,
-               guard: settings_lib.GuardSettings):
+               guard: settings_lib.GuardSettings,
+               updates: settings_lib.UpdateSettings | None = None):
     self.owner, self.precision, self.guard = owner, precision, guard
+    self.updates = updates or settings_lib.UpdateSettings()
+    self.accumulator: accumulation_lib.GradientAccumulator | None = None
+    self.averages = ema_lib.ModelEMAs(owner, None)
+    self.rates = learning_rate_lib.LearningRates(owner, None)
     self.recorder = FiniteRecorder()
     self.unused = UnusedVariables(owner, guard.unused_variables)
     self.step: tf.Variable | None = None
@@ -197,6 +209,30 @@ class TracedStep:
       self.loss_scale = loss_scale_lib.DynamicLossScale(
           self.precision.initial_scale, self.precision.growth_interval)
       self._scales = loss_scale_lib.GradientScales(self.loss_scale)
+    steps = self.updates.accumulate_steps
+    self.accumulator = (accumulation_lib.GradientAccumulator(self.owner, steps)
+                        if steps > 1 else None)
+    self.averages = ema_lib.ModelEMAs(self.owner, self.updates.ema)
+    self.rates = learning_rate_lib.LearningRates(
+        self.owner, self.updates.learning_rate_schedule)
+
+  def create_built(self, models: dict[str, Any],
+                   updates_per_step: int) -> None:
+    """After the scenario's `build`: the models' averages; refuses
+    accumulation for a step of several updates."""
+    if self.accumulator is not None and updates_per_step > 1:
+      raise ValueError(accumulation_lib.SEVERAL_UPDATES_ERROR.format(
+          owner=self.owner, steps=self.accumulator.steps,
+          updates=updates_per_step))
+    self.averages.create(models)
+
+  def state(self) -> dict[str, Any]:
+    """What the update settings add to the checkpoint, by name: the
+    gradient sums ("gradient_sums") and the averages ("<model>_ema")."""
+    named = dict(self.averages.trackables())
+    if self.accumulator is not None:
+      named["gradient_sums"] = self.accumulator.trackable()
+    return named
 
   # ---- The services a train step uses. ----
 
@@ -231,11 +267,20 @@ class TracedStep:
              else self._scales.scale_of(grads, self.owner))
     if self.rollback is not None:
       self.rollback.updated(optimizer, variables)
-    finite = guard_lib.apply_update(
-        optimizer, grads, variables, loss=loss,
-        clip_norm=self.guard.clip_norm,
-        loss_scale=self.loss_scale if scale is not None else None,
-        scale=scale, deferred=self.rollback is not None)
+    if self.accumulator is not None:  # Applied by the compiled step.
+      self.rates.register(optimizer)
+      finite = self.accumulator.add(
+          optimizer, grads, variables, loss,
+          loss_scale=self.loss_scale if scale is not None else None,
+          scale=scale)
+      self.recorder.record(finite, loss)
+      return finite
+    with self.rates.applied(optimizer, self.step):
+      finite = guard_lib.apply_update(
+          optimizer, grads, variables, loss=loss,
+          clip_norm=self.guard.clip_norm,
+          loss_scale=self.loss_scale if scale is not None else None,
+          scale=scale, deferred=self.rollback is not None)
     self.recorder.record(finite, loss)
     return finite
 
@@ -261,6 +306,9 @@ class TracedStep:
     `build_optimizer`); a Keras `LossScaleOptimizer` is refused."""
     self._refuse_loss_scale_optimizer(optimizer)
     build_optimizer(optimizer, variables)
+    self.rates.register(optimizer)
+    if self.accumulator is not None:
+      self.accumulator.create(optimizer, variables)
 
   def _refuse_loss_scale_optimizer(self, optimizer: Any) -> None:
     if is_loss_scale_optimizer(optimizer):
@@ -268,6 +316,30 @@ class TracedStep:
           owner=self.owner, argument="optimizer"))
 
   # ---- The compiled call. ----
+
+  def _after_updates(self, strategy: tf.distribute.Strategy,
+                     finite: tf.Tensor, skip: bool) -> None:
+    """Traced, cross-replica, after a step's `train_step`: the accumulated
+    update at the end of an accumulation (not after a failed step that
+    stops the run), and the EMAs after each update."""
+    if self.accumulator is None:
+      self.averages.update()
+      return
+    step = self.step.read_value()
+
+    def update():
+      def apply(optimizer, grads, variables):
+        with self.rates.applied(optimizer, step):
+          guard_lib.apply_to_optimizer(optimizer, grads, variables)
+      strategy.run(lambda: self.accumulator.apply(self.guard.clip_norm,
+                                                  apply))
+      self.averages.update()
+      return tf.constant(True)
+
+    last = self.accumulator.is_last(step)
+    if not skip:
+      last = tf.logical_and(last, finite)
+    tf.cond(last, update, lambda: tf.constant(False))
 
   def compile(self, scenario: Any, state: Sequence[Any] = (),
               next_inputs: Callable[[], Any] | None = None,
@@ -288,8 +360,12 @@ class TracedStep:
     replicas = strategy.num_replicas_in_sync
     skip = self.guard.on_nonfinite == "skip"
 
+    names = {id(v): k for k, v in scenario.trackables().items()}
+
     def guarded_step(*inputs):
       self.recorder.start()
+      if self.accumulator is not None:
+        self.accumulator.start()
       if self._scales is not None:
         self._scales.start()
       self._in_step = True  # Models compute in the precision.
@@ -301,6 +377,8 @@ class TracedStep:
           self._scales.end()
       if self.loss_scale is not None:
         logs["loss_scale"] = self.loss_scale.scale.read_value()
+      if self.rates.schedule is not None:
+        logs.update(self.rates.logs(self.step, names))
       loss = logs.get("loss")
       checked = loss is not None and self.recorder.checked(loss)
       finite = self.recorder.finish()
@@ -337,6 +415,7 @@ class TracedStep:
                 for k, v in logs.items()}
         bad = strategy.reduce(tf.distribute.ReduceOp.SUM, finite, axis=None)
         finite = tf.equal(bad, 0.0)
+      self._after_updates(strategy, finite, skip)
       if skip:
         self.step.assign_add(1)
         self.skipped.assign_add(1 - tf.cast(finite, tf.int64))

@@ -324,7 +324,15 @@ class Supervised(engine.Scenario):
 
   def evaluate(self, model: Any, data: data_lib.Data, loss_fn: Any = None,
                metrics: dict[str, Any] | None = None) -> dict[str, float]:
-    """Mean loss, accuracy (for classifiers) and `metrics` over `data`."""
+    """Mean loss, accuracy (for classifiers) and `metrics` over `data`.
+
+    With `ema`, the models' averaged weights are used (`ema_weights()`).
+    """
+    with self.ema_weights():
+      return self._evaluate(model, data, loss_fn, metrics)
+
+  def _evaluate(self, model: Any, data: data_lib.Data, loss_fn: Any,
+                metrics: dict[str, Any] | None) -> dict[str, float]:
     data = data_lib.eval_dataset("Supervised", "data", data,
                                  self.eval_batch_size, _check_element("data"))
     metrics = self._resolve_metrics(metrics)
@@ -356,8 +364,13 @@ class Supervised(engine.Scenario):
     structure: a tuple or dict of arrays for a model with several outputs).
 
     `data` is inputs (arrays or a dataset of input batches), or anything
-    `evaluate` takes, whose targets are ignored.
+    `evaluate` takes, whose targets are ignored. With `ema`, the models'
+    averaged weights are used (`ema_weights()`).
     """
+    with self.ema_weights():
+      return self._predict(model, data)
+
+  def _predict(self, model: Any, data: Any) -> Any:
     dataset = data if isinstance(data, tf.data.Dataset) else (
         data_lib.eval_dataset("Supervised", "data", data,
                               self.eval_batch_size))

@@ -29,11 +29,13 @@ Design (the choices, and why):
   batch; the iterator is checkpointed. Scale the data to about unit
   variance: on the 25-Gaussian grid (range +-4) small MLPs captured ~20
   modes with ~2% high-quality samples unscaled and 25 with 70% scaled.
-- The generator's EMA (`generator_ema=decay`) is a set of variables that
-  mirror the generator's trainable variables, start equal to them and are
-  updated after every generator update, `ema = decay * ema + (1 - decay) *
-  w`. They are checkpointed (`trackables()["generator_ema"]`) and swapped into
-  the generator by `sample` and `ema_weights()` (so evaluators use them).
+- The generator's EMA (`generator_ema=decay`) is the engine's weight EMA
+  for the generator (`ema={"generator": decay}`, `scenarios/ema.py`):
+  variables that mirror the generator's trainable variables, start equal to
+  them and are updated after every step (one generator update), `ema =
+  decay * ema + (1 - decay) * w`. They are checkpointed as "generator_ema"
+  and swapped into the generator by `sample`, `export` and `ema_weights()`
+  (so evaluators use them).
 - Losses are per example and divided by the global batch size, so N
   replicas add up to one device.
 - `pack=m` is PacGAN (`gan/packing.py`): the discriminator judges packs of m
@@ -42,8 +44,7 @@ Design (the choices, and why):
   stay per example and divided by the global batch size.
 """
 
-import contextlib
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import tensorflow as tf
@@ -142,6 +143,12 @@ class GAN(engine.Scenario):
       raise ValueError(f"GAN: penalty must be one of "
                        f"{list(gan_losses.PENALTIES)}, got {penalty!r}.")
     _check_fraction("generator_ema", generator_ema)
+    if generator_ema is not None:
+      if self.updates.ema is not None:
+        raise ValueError(f"GAN: pass generator_ema or ema, not both; got "
+                         f"generator_ema={generator_ema!r} and "
+                         f"ema={self.updates.ema!r}.")
+      self.updates.ema = {"generator": float(generator_ema)}
     if sampler is not None:
       if not callable(sampler):
         raise TypeError(f"GAN: sampler must be callable as sampler(rng, "
@@ -158,7 +165,11 @@ class GAN(engine.Scenario):
     self.generator_ema, self.latent_size = generator_ema, latent_size
     self.batch_size, self.shuffle, self.pack = batch_size, shuffle, pack
     self._sampler = sampler or self._normal
-    self._ema: gan_ema.GeneratorEMA | None = None
+
+  @property
+  def _ema(self) -> gan_ema.GeneratorEMA | None:
+    """The generator's average (the engine's), if any."""
+    return self.traced_step.averages.averages.get("generator")
 
   def _normal(self, rng: tf.random.Generator, batch_size: Any) -> tf.Tensor:
     return rng.normal([batch_size, self.latent_size])
@@ -217,11 +228,8 @@ class GAN(engine.Scenario):
     return {"generator": self.generator, "discriminator": self.discriminator}
 
   def trackables(self):
-    named = dict(self.models(), g_optimizer=self.g_optimizer,
-                 d_optimizer=self.d_optimizer)
-    if self._ema is not None:
-      named["generator_ema"] = self._ema
-    return named
+    return dict(self.models(), g_optimizer=self.g_optimizer,
+                d_optimizer=self.d_optimizer)
 
   def build(self):
     real_shape = self.element_spec.shape[1:]
@@ -234,10 +242,6 @@ class GAN(engine.Scenario):
     self.build_optimizer(self.g_optimizer, self.generator.trainable_variables)
     self.build_optimizer(self.d_optimizer,
                          self.discriminator.trainable_variables)
-    self._ema = None
-    if self.generator_ema is not None:
-      self._ema = gan_ema.GeneratorEMA(self.generator.trainable_variables,
-                                       self.generator_ema)
 
   def _uses_interpolates(self) -> bool:
     return self.gradient_penalty > 0 and self.penalty == "wgan_gp"
@@ -322,8 +326,6 @@ class GAN(engine.Scenario):
         penalties.append(penalty)
     local = generator_codes.shape[0] or tf.shape(generator_codes)[0]
     g_loss = self._generator_update(generator_codes, local * replicas)
-    if self._ema is not None:
-      self._ema.update()
     logs = {"d_loss": tf.add_n(d_losses) / len(d_losses), "g_loss": g_loss}
     if penalties:
       logs["penalty"] = tf.add_n(penalties) / len(penalties)
@@ -338,15 +340,6 @@ class GAN(engine.Scenario):
     return metrics
 
   # ---- Sampling. ----
-
-  @contextlib.contextmanager
-  def ema_weights(self) -> Iterator[None]:
-    """Puts the EMA weights into the generator inside the block (if any)."""
-    if self._ema is None:
-      yield
-      return
-    with self._ema.swapped_in():
-      yield
 
   def sample(self, num_samples: int, seed: int = 0) -> np.ndarray:
     """`num_samples` generated examples (EMA weights if enabled), as NumPy.

@@ -68,6 +68,12 @@ class OffPolicy(engine.Scenario):
                                      learning_starts)
     super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
     environments.check_strategy(owner, self.strategy)
+    if self.accumulate_steps > 1:
+      raise ValueError(
+          f"{owner}: accumulate_steps must be 1, got "
+          f"{self.accumulate_steps}: its updates come from the replay buffer "
+          "every train_every steps, not once per step, so there is no "
+          "step's gradient to sum; raise batch_size for larger updates.")
     self.num_env_steps, self.num_envs = num_env_steps, num_envs
     self.buffer_size, self.batch_size = buffer_size, batch_size
     self.learning_starts, self.train_every = learning_starts, train_every

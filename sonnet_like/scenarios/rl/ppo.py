@@ -25,12 +25,11 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios.rl import learning_rate as learning_rate_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import returns
 from sonnet_like.scenarios.rl import rollout
-from sonnet_like.scenarios.rl import schedules
+from sonnet_like.scenarios import schedules
 
 SCHEDULE_ERROR = (
     "PPO: learning_rate_schedule must be None, \"linear\" or a "
@@ -161,6 +160,8 @@ class PPO(on_policy.OnPolicy):
     self.normalize_advantages = normalize_advantages
     self.normalize_observations = normalize_observations
     self.scale_rewards = scale_rewards
+    # The engine's setting (`learning_rate.py` applies it to every update
+    # and logs "learning_rate"), with "linear" resolved over this run.
     self.learning_rate_schedule = _learning_rate_schedule(
         learning_rate_schedule, self.num_steps)
     if target_kl is not None and (
@@ -169,7 +170,6 @@ class PPO(on_policy.OnPolicy):
       raise ValueError(f"PPO: target_kl must be positive or None, got "
                        f"{target_kl!r}.")
     self.target_kl = None if target_kl is None else float(target_kl)
-    self._learning_rate: learning_rate_lib.ScaledLearningRate | None = None
 
   @property
   def updates_per_step(self) -> int:
@@ -195,9 +195,6 @@ class PPO(on_policy.OnPolicy):
       eval_env: Where greedy evaluation plays (see `OnPolicy`).
     """
     self._setup(actor, critic, optimizer, env, eval_env)
-    self._learning_rate = None if self.learning_rate_schedule is None else (
-        learning_rate_lib.ScaledLearningRate(
-            "PPO", optimizer, self.learning_rate_schedule))
     return self.run()
 
   def train_step(self):
@@ -214,12 +211,7 @@ class PPO(on_policy.OnPolicy):
     data = tuple(rollout.flatten(x) for x in (
         batch.observations, batch.actions, batch.log_probs, advantages,
         advantages + values))
-    if self._learning_rate is None:
-      logs = self._update_epochs(data)
-    else:
-      with self._learning_rate.applied(self.step_variable) as rate:
-        logs = self._update_epochs(data)
-      logs["learning_rate"] = rate
+    logs = self._update_epochs(data)
     logs.update(self.stats.logs())
     if self.normalizer is not None:  # For the next rollout.
       self.normalizer.update(rollout.flatten(batch.observations))
