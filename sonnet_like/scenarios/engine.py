@@ -47,6 +47,7 @@ from sonnet_like.scenarios import cluster
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import keep_best as keep_best_lib
 from sonnet_like.scenarios import precision as precision_lib
 from sonnet_like.scenarios import services
 from sonnet_like.scenarios import settings
@@ -170,6 +171,11 @@ class Scenario(services.ScenarioServices):
       run ends without a signal or error, after early stopping restored the
       best weights (also when a restart finds the run done and no export
       there). An earlier export in that folder is replaced.
+    keep_best: An eval metric: each evaluation that beats the best so far is
+      checkpointed into `save_dir/best/` (never rotated away; the export is
+      made from it; see `keep_best.py`).
+    best_mode: "min" or "max" for `keep_best` (default: "max" for names
+      containing "acc", else "min"; the rule of `EarlyStopping`).
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -205,6 +211,7 @@ class Scenario(services.ScenarioServices):
                async_save: bool = False,
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
+               keep_best: str | None = None, best_mode: str | None = None,
                precision: str | precision_lib.Precision = "float32",
                nonfinite_check: str = "auto"):
     owner = type(self).__name__
@@ -218,7 +225,7 @@ class Scenario(services.ScenarioServices):
     self.checkpointing = settings.CheckpointSettings.checked(
         owner, save_dir=save_dir, save_every=save_every,
         max_to_keep=max_to_keep, restart=restart, export_dir=export_dir,
-        async_save=async_save)
+        async_save=async_save, keep_best=keep_best, best_mode=best_mode)
     guard = settings.GuardSettings.checked(
         owner, precision, on_nonfinite=on_nonfinite,
         nonfinite_check=nonfinite_check, clip_norm=clip_norm,
@@ -361,7 +368,10 @@ class Scenario(services.ScenarioServices):
     if self.export_dir is None or (
         missing_only and workers.has_saved_model(self.export_dir)):
       return
-    path = workers.save_on_chief(self.export, self.export_dir, self.is_chief)
+    export = self.export
+    if self.keep_best:  # The best checkpoint's state is exported.
+      export = keep_best_lib.exporting_best(self, export)
+    path = workers.save_on_chief(export, self.export_dir, self.is_chief)
     if path is not None:
       self._say(f"{type(self).__name__}: exported to {path}.")
 

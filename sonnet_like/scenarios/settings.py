@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import files
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import precision as precision_lib
@@ -75,6 +76,8 @@ class CheckpointSettings:
   restart: bool = False
   export_dir: str | None = None
   async_save: bool = False
+  keep_best: str | None = None
+  best_mode: str | None = None
 
   @classmethod
   def checked(cls, owner: str, **values: Any) -> "CheckpointSettings":
@@ -90,6 +93,17 @@ class CheckpointSettings:
     if values.get("restart") and no_dir:
       raise ValueError(f"{owner}: restart=True needs a save_dir, got "
                        "save_dir=None.")
+    if values.get("keep_best") is None and values.get("best_mode") is not None:
+      raise ValueError(f"{owner}: best_mode is the mode of keep_best, which "
+                       f"is not set; got best_mode={values['best_mode']!r}.")
+    if values.get("keep_best") is not None:
+      values["best_mode"] = best_lib.Best(
+          owner, "keep_best", values["keep_best"], values.get("best_mode"),
+          mode_argument="best_mode").mode
+      if no_dir:
+        raise ValueError(f"{owner}: keep_best needs a save_dir (the best "
+                         "checkpoint is kept in save_dir/best), got "
+                         "save_dir=None.")
     for name in ("save_dir", "export_dir"):  # Any file system; file:// too.
       if values.get(name) is not None:
         values[name] = files.normalized(values[name])
