@@ -49,6 +49,7 @@ from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import keep_best as keep_best_lib
 from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import profiling
 from sonnet_like.scenarios import services
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios import saved_run
@@ -176,6 +177,8 @@ class Scenario(services.ScenarioServices):
       made from it; see `keep_best.py`).
     best_mode: "min" or "max" for `keep_best` (default: "max" for names
       containing "acc", else "min"; the rule of `EarlyStopping`).
+    profile_steps: `(start, stop)`: trace the steps from `start` to `stop`
+      with TensorFlow's profiler into `save_dir/logs` (see `profiling.py`).
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -212,6 +215,7 @@ class Scenario(services.ScenarioServices):
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
                keep_best: str | None = None, best_mode: str | None = None,
+               profile_steps: tuple[int, int] | None = None,
                precision: str | precision_lib.Precision = "float32",
                nonfinite_check: str = "auto"):
     owner = type(self).__name__
@@ -221,7 +225,9 @@ class Scenario(services.ScenarioServices):
         eval_every=eval_every, log_every=log_every, jit_compile=jit_compile,
         strategy=strategy, seed=seed, hooks=hooks, progress=progress,
         tensorboard=tensorboard, catch_signals=catch_signals,
-        termination_watcher=termination_watcher)
+        termination_watcher=termination_watcher,
+        profile_steps=profiling.checked_window(owner, profile_steps,
+                                               num_steps, save_dir))
     self.checkpointing = settings.CheckpointSettings.checked(
         owner, save_dir=save_dir, save_every=save_every,
         max_to_keep=max_to_keep, restart=restart, export_dir=export_dir,
@@ -335,6 +341,8 @@ class Scenario(services.ScenarioServices):
     for every in (self.eval_every, self.save_every, self.log_every):
       if every:
         boundary = min(boundary, (step // every + 1) * every)
+    for edge in profiling.edges(self.profile_steps, step):
+      boundary = min(boundary, edge)
     return min(boundary - step, self.steps_per_call)
 
   def _say(self, message: str) -> None:

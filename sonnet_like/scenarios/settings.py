@@ -42,6 +42,7 @@ class LoopSettings:
   tensorboard: bool = True
   catch_signals: bool = True
   termination_watcher: Callable[[], bool] | None = None
+  profile_steps: tuple[int, int] | None = None
 
   @classmethod
   def checked(cls, owner: str, **values: Any) -> "LoopSettings":
