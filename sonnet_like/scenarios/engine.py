@@ -44,6 +44,7 @@ from sonnet_like.core import arguments
 from sonnet_like.core import utils
 from sonnet_like.export import workers
 from sonnet_like.scenarios import cluster
+from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
@@ -179,6 +180,9 @@ class Scenario(services.ScenarioServices):
       containing "acc", else "min"; the rule of `EarlyStopping`).
     profile_steps: `(start, stop)`: trace the steps from `start` to `stop`
       with TensorFlow's profiler into `save_dir/logs` (see `profiling.py`).
+    dry_run: Instead of the run: a few steps, an evaluation, a save, a
+      resume and an export in a temporary folder, and a verdict (or a
+      `DryRunError`); `save_dir` and `export_dir` untouched (`dry_run.py`).
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -216,6 +220,7 @@ class Scenario(services.ScenarioServices):
                export_dir: str | os.PathLike | None = None,
                keep_best: str | None = None, best_mode: str | None = None,
                profile_steps: tuple[int, int] | None = None,
+               dry_run: bool = False,
                precision: str | precision_lib.Precision = "float32",
                nonfinite_check: str = "auto"):
     owner = type(self).__name__
@@ -227,7 +232,8 @@ class Scenario(services.ScenarioServices):
         tensorboard=tensorboard, catch_signals=catch_signals,
         termination_watcher=termination_watcher,
         profile_steps=profiling.checked_window(owner, profile_steps,
-                                               num_steps, save_dir))
+                                               num_steps, save_dir),
+        dry_run=dry_run)
     self.checkpointing = settings.CheckpointSettings.checked(
         owner, save_dir=save_dir, save_every=save_every,
         max_to_keep=max_to_keep, restart=restart, export_dir=export_dir,
@@ -355,6 +361,8 @@ class Scenario(services.ScenarioServices):
     Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
     (the loop, hooks, signals) and `SavedRun.finish` (the last save).
     """
+    if self.dry_run:
+      return dry_run_lib.run(self, type(self).export is not Scenario.export)
     strategy = self.strategy
     self._stop_reason = None
     creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1

@@ -43,6 +43,7 @@ class LoopSettings:
   catch_signals: bool = True
   termination_watcher: Callable[[], bool] | None = None
   profile_steps: tuple[int, int] | None = None
+  dry_run: bool = False
 
   @classmethod
   def checked(cls, owner: str, **values: Any) -> "LoopSettings":
@@ -60,6 +61,9 @@ class LoopSettings:
     if watcher is not None and not callable(watcher):
       raise TypeError(f"{owner}: termination_watcher must be a callable "
                       f"returning a bool, or None, got {watcher!r}.")
+    if not isinstance(values.get("dry_run", False), bool):
+      raise TypeError(f"{owner}: dry_run must be True or False, got "
+                      f"{values['dry_run']!r}.")
     values["hooks"] = tuple(values.get("hooks", ()))
     for hook in values["hooks"]:
       if not isinstance(hook, hooks_lib.Hook):
