@@ -74,6 +74,14 @@ def main(argv=None) -> float:
   parser.add_argument("--export_dir", default=None,
                       help="where to export the model (default: "
                       "<save_dir>/export)")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
+  parser.add_argument("--keep_best", default=None, metavar="METRIC",
+                      help="keep the checkpoint of the best evaluation by "
+                      "this metric (e.g. accuracy) in <save_dir>/best and "
+                      "export it")
   args = parser.parse_args(argv)
   export_dir = args.export_dir or os.path.join(args.save_dir, "export")
 
@@ -86,10 +94,12 @@ def main(argv=None) -> float:
       steps_per_call=args.steps_per_call, eval_every=args.eval_every,
       save_every=args.save_every, save_dir=args.save_dir,
       export_dir=export_dir, log_every=args.steps_per_call * 5,
-      precision=args.precision)
+      precision=args.precision, dry_run=args.dry_run,
+      keep_best=args.keep_best)
   history = train(model, optimizer, cross_entropy, (x_train, y_train),
                   eval_data=(x_test, y_test))
-
+  if args.dry_run:
+    return history.eval["accuracy"][-1]
   metrics = train.evaluate(model, (x_test, y_test), cross_entropy)
   png = os.path.join(args.save_dir, "learning_curves.png")
   history.plot(png, title="ConvNet on digits")
