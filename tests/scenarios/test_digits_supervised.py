@@ -35,3 +35,11 @@ def test_runs_saves_plots_and_says_done_on_rerun(tmp_path, capsys):
     assert json.load(f)["eval"]["step"] == [10, 20]
   assert example.main(argv) == accuracy
   assert "already done (20 of 20 steps)" in capsys.readouterr().err
+
+
+def test_dry_run_checks_and_leaves_save_dir_untouched(tmp_path, capsys):
+  accuracy = _example().main(["--dry_run", "--keep_best", "accuracy",
+                              "--save_dir", str(tmp_path / "run")])
+  assert 0.0 <= accuracy <= 1.0
+  assert not (tmp_path / "run").exists()
+  assert "ShiftedDigits: dry run OK in " in capsys.readouterr().err

@@ -119,3 +119,31 @@ def test_restart_moves_the_best_checkpoint_aside(tmp_path):
   assert keep_best.record(str(tmp_path))["step"] == 5
   moved = [n for n in os.listdir(tmp_path) if n.startswith("restart-")]
   assert len(moved) == 1 and os.path.isdir(tmp_path / moved[0] / "best")
+
+
+class _Crash(snt.scenarios.Hook):
+  """Raises after `at` steps, like a process killed between checkpoints."""
+
+  def __init__(self, at):
+    self.at = at
+
+  def step_end(self, scenario, step, logs):
+    if step == self.at:
+      raise RuntimeError("crash")
+
+
+def test_a_crash_and_resume_keep_the_same_best_bit_for_bit(tmp_path):
+  _, whole = _run(tmp_path / "whole", 20, keep_best="loss")
+  with pytest.raises(RuntimeError, match="crash"):  # Saved at 10, best 10.
+    _run(tmp_path / "cut", 20, keep_best="loss", hooks=[_Crash(12)])
+  _, resumed = _run(tmp_path / "cut", 20, keep_best="loss")
+  np.testing.assert_array_equal(whole.w, resumed.w)
+  records = [keep_best.record(str(tmp_path / name)) for name in ("whole",
+                                                                  "cut")]
+  assert records[0]["step"] == records[1]["step"] == 20
+  assert records[0]["value"] == records[1]["value"]
+  readers = [tf.train.load_checkpoint(r["checkpoint"]) for r in records]
+  for name in readers[0].get_variable_to_shape_map():
+    if name.startswith("model/"):
+      np.testing.assert_array_equal(readers[0].get_tensor(name),
+                                    readers[1].get_tensor(name))
