@@ -13,6 +13,7 @@ counts as an improvement.
     (False, 0.5, 10)
 """
 
+import math
 from typing import Mapping
 
 MODES = ("min", "max")
@@ -67,8 +68,14 @@ class Best:
     return float(metrics[self.metric])
 
   def improves(self, value: float) -> bool:
-    """Whether `value` beats the best so far by more than `min_delta`."""
-    if self.value is None:
+    """Whether `value` beats the best so far by more than `min_delta`.
+
+    A NaN never does, and a best that is NaN (or none yet) is beaten by any
+    other value.
+    """
+    if math.isnan(value):
+      return False
+    if self.value is None or math.isnan(self.value):
       return True
     if self.mode == "min":
       return value < self.value - self.min_delta

@@ -41,8 +41,22 @@ FAILED_MESSAGE = (
     "{error}")
 
 
+MULTI_WORKER_ERROR = (
+    "{owner}: dry_run=True runs on one machine (its temporary folder is "
+    "local), but the strategy spans a cluster. Dry-run the script once on "
+    "one machine without TF_CONFIG, then start the cluster without dry_run.")
+
+
 class DryRunError(RuntimeError):
   """A dry run met an error; its cause is the original error."""
+
+
+def check_one_machine(owner: str, strategy: Any) -> None:
+  """Refuses a strategy whose cluster has more than one task."""
+  resolver = getattr(strategy, "cluster_resolver", None)
+  spec = resolver.cluster_spec().as_dict() if resolver is not None else {}
+  if sum(len(tasks) for tasks in spec.values()) > 1:
+    raise ValueError(MULTI_WORKER_ERROR.format(owner=owner))
 
 
 class _Stage(hooks.Hook):
@@ -107,6 +121,7 @@ def run(scenario: Any, can_export: bool) -> Any:
     DryRunError: Something went wrong; the message names the stage.
   """
   owner = type(scenario).__name__
+  check_one_machine(owner, scenario.strategy)
   loop, saving = scenario.loop, scenario.checkpointing
   folder = tempfile.mkdtemp(prefix=f"{owner}-dry-run-")
   stage, started = _Stage(), time.perf_counter()

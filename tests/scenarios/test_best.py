@@ -31,3 +31,12 @@ def test_bad_mode():
   with pytest.raises(ValueError, match="^GAN: best_mode must be 'min' or "
                      "'max', got 'high'.$"):
     best.Best("GAN", "keep_best", "fid", "high", mode_argument="best_mode")
+
+
+def test_nan_is_never_best_and_a_nan_best_is_beaten():
+  judge = best.Best("X", "monitor", "loss")
+  assert not judge.update({"loss": float("nan")}, 1)
+  assert judge.update({"loss": 5.0}, 2) and judge.step == 2
+  assert not judge.update({"loss": float("nan")}, 3)
+  judge.value = float("nan")  # As restored from an older checkpoint.
+  assert judge.update({"loss": 7.0}, 4)

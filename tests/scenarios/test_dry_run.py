@@ -92,3 +92,27 @@ def test_every_scenario_dry_runs(row, tmp_path):
                                   save_dir=str(tmp_path / "run"))
   assert scenario.step == 3 and not (tmp_path / "run").exists()
   assert scenario.history.stop_reason == "dry run"
+
+
+class _Resolver:
+
+  def __init__(self, spec):
+    self.spec = spec
+
+  def cluster_spec(self):
+    return tf.train.ClusterSpec(self.spec)
+
+
+class _Strategy:
+
+  def __init__(self, spec):
+    self.cluster_resolver = _Resolver(spec)
+
+
+def test_a_cluster_is_refused():
+  from sonnet_like.scenarios import dry_run  # pylint: disable=g-import-not-at-top
+  dry_run.check_one_machine("PPO", tf.distribute.get_strategy())
+  dry_run.check_one_machine("PPO", _Strategy({"worker": ["a:1"]}))
+  with pytest.raises(ValueError, match="^PPO: dry_run=True runs on one "
+                     "machine"):
+    dry_run.check_one_machine("PPO", _Strategy({"worker": ["a:1", "b:2"]}))
