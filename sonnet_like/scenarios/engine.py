@@ -173,16 +173,10 @@ class Scenario(services.ScenarioServices):
       run ends without a signal or error, after early stopping restored the
       best weights (also when a restart finds the run done and no export
       there). An earlier export in that folder is replaced.
-    keep_best: An eval metric: each evaluation that beats the best so far is
-      checkpointed into `save_dir/best/` (never rotated away; the export is
-      made from it; see `keep_best.py`).
-    best_mode: "min" or "max" for `keep_best` (default: "max" for names
-      containing "acc", else "min"; the rule of `EarlyStopping`).
-    profile_steps: `(start, stop)`: trace the steps from `start` to `stop`
-      with TensorFlow's profiler into `save_dir/logs` (see `profiling.py`).
-    dry_run: Instead of the run: a few steps, an evaluation, a save, a
-      resume and an export in a temporary folder, and a verdict (or a
-      `DryRunError`); `save_dir` and `export_dir` untouched (`dry_run.py`).
+    keep_best: Keep the best checkpoint by this eval metric (`keep_best.py`).
+    best_mode: "min" or "max" for `keep_best` (default as `EarlyStopping`).
+    profile_steps: Profile steps (start, stop) into `save_dir/logs`.
+    dry_run: Check the run in seconds instead of running it (`dry_run.py`).
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -231,9 +225,7 @@ class Scenario(services.ScenarioServices):
         strategy=strategy, seed=seed, hooks=hooks, progress=progress,
         tensorboard=tensorboard, catch_signals=catch_signals,
         termination_watcher=termination_watcher,
-        profile_steps=profiling.checked_window(owner, profile_steps,
-                                               num_steps, save_dir),
-        dry_run=dry_run)
+        profile_steps=profile_steps, dry_run=dry_run, save_dir=save_dir)
     self.checkpointing = settings.CheckpointSettings.checked(
         owner, save_dir=save_dir, save_every=save_every,
         max_to_keep=max_to_keep, restart=restart, export_dir=export_dir,
@@ -347,8 +339,7 @@ class Scenario(services.ScenarioServices):
     for every in (self.eval_every, self.save_every, self.log_every):
       if every:
         boundary = min(boundary, (step // every + 1) * every)
-    for edge in profiling.edges(self.profile_steps, step):
-      boundary = min(boundary, edge)
+    boundary = min([boundary, *profiling.edges(self.profile_steps, step)])
     return min(boundary - step, self.steps_per_call)
 
   def _say(self, message: str) -> None:
@@ -384,9 +375,7 @@ class Scenario(services.ScenarioServices):
     if self.export_dir is None or (
         missing_only and workers.has_saved_model(self.export_dir)):
       return
-    export = self.export
-    if self.keep_best:  # The best checkpoint's state is exported.
-      export = keep_best_lib.exporting_best(self, export)
+    export = keep_best_lib.exporting_best(self, self.export)  # keep_best
     path = workers.save_on_chief(export, self.export_dir, self.is_chief)
     if path is not None:
       self._say(f"{type(self).__name__}: exported to {path}.")

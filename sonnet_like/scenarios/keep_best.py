@@ -119,14 +119,16 @@ class KeepBest(hooks.Hook):
 
 def exporting_best(scenario: Any, export: Callable[[str], str]
                    ) -> Callable[[str], str]:
-  """`export`, made from the best checkpoint's state.
+  """`export`, made from the best checkpoint's state with `keep_best`.
 
   The scenario's trackables (models, optimizers, EMA weights, ...) are read
   from the best checkpoint, exported, and read back from the run's newest
   checkpoint, so after the run they hold its final state as without
-  `keep_best`. Without a best checkpoint (no evaluation yet) or when the
-  newest is the best, it is `export` itself.
+  `keep_best`. Without `keep_best` or a best checkpoint (no evaluation
+  yet), or when the newest is the best, it is `export` itself.
   """
+  if not scenario.keep_best:
+    return export
   best = record(scenario.save_dir)
   latest = tf.train.latest_checkpoint(scenario.save_dir)
   if best is None or latest is None or latest.endswith(f"-{best['step']}"):

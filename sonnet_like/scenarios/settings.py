@@ -25,6 +25,7 @@ from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import profiling
 
 
 @dataclasses.dataclass
@@ -46,8 +47,10 @@ class LoopSettings:
   dry_run: bool = False
 
   @classmethod
-  def checked(cls, owner: str, **values: Any) -> "LoopSettings":
-    """The settings, or the first error naming `owner` and the argument."""
+  def checked(cls, owner: str, save_dir: str | None = None,
+              **values: Any) -> "LoopSettings":
+    """The settings, or the first error naming `owner` and the argument
+    (`save_dir`: the checkpoint setting that `profile_steps` needs)."""
     for name, optional in (("num_steps", False), ("steps_per_call", False),
                            ("eval_every", True), ("log_every", False)):
       if name in values:
@@ -61,6 +64,8 @@ class LoopSettings:
     if watcher is not None and not callable(watcher):
       raise TypeError(f"{owner}: termination_watcher must be a callable "
                       f"returning a bool, or None, got {watcher!r}.")
+    values["profile_steps"] = profiling.checked_window(
+        owner, values.get("profile_steps"), values.get("num_steps"), save_dir)
     if not isinstance(values.get("dry_run", False), bool):
       raise TypeError(f"{owner}: dry_run must be True or False, got "
                       f"{values['dry_run']!r}.")
