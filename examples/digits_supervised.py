@@ -2,12 +2,14 @@
 
     python examples/digits_supervised.py            # trains, or resumes
     python examples/digits_supervised.py            # again: says it is done
+    python examples/digits_supervised.py --dry_run  # checks it all in seconds
 
 Shows a progress bar, evaluates on the held-out test set, keeps checkpoints
 and TensorBoard logs under runs/digits (`tensorboard --logdir runs/digits/logs`)
 and draws the learning curves to runs/digits/learning_curves.png. Stop it with
 Ctrl-C at any time and run the same command to carry on from the last step.
-At the end it exports the model for serving to runs/digits/export, a
+At the end it exports the model for serving to runs/digits/export (with
+`--keep_best accuracy`, the best evaluation's, kept in runs/digits/best), a
 SavedModel that plain TensorFlow loads (no sonnet_like needed):
 `tf.saved_model.load("runs/digits/export").signatures["serving_default"]`
 takes `inputs` (images `[batch, 8, 8, 1]` in [0, 1]) and returns `outputs`
