@@ -13,15 +13,13 @@ the end is made from the best checkpoint (`exporting_best`).
 """
 
 import json
-import os
-import shutil
-import tempfile
 from typing import Any, Callable
 
 import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import files
+from sonnet_like.export import workers
 from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import hooks
 
@@ -100,15 +98,14 @@ class KeepBest(hooks.Hook):
   def _write(self, scenario, step: int) -> None:
     """The checkpoint, then `best.json`, then the previous best removed."""
     name = f"ckpt-{step}"
-    if not scenario.is_chief:  # Writing may take part in collectives.
-      scratch = tempfile.mkdtemp(prefix="best-scratch-")
-      try:
-        self._checkpoint().write(os.path.join(scratch, name))
-      finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    if scenario.is_chief:
+      files.makedirs(self.folder)
+    # Every worker writes (it may take part in collectives); the chief's
+    # copy is kept, the others' go to a scratch folder deleted at once.
+    if workers.save_on_chief(self._checkpoint().write,
+                             files.join(self.folder, name),
+                             scenario.is_chief) is None:
       return
-    files.makedirs(self.folder)
-    self._checkpoint().write(files.join(self.folder, name))
     files.write_atomic(files.join(self.folder, RECORD), json.dumps(dict(
         metric=self.best.metric, mode=self.best.mode, value=self.best.value,
         step=step, checkpoint=name)))
