@@ -154,14 +154,21 @@ def main(argv=None):
   parser.add_argument("--num_steps", type=int, default=3000)
   parser.add_argument("--labels", type=int, default=50)
   parser.add_argument("--save_dir", default="runs/contrastive")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
   (x_train, y_train), test = _digits.load()
   x_train = x_train[..., 0]
   tf.random.set_seed(0)
   encoder, head = make_models()
   train = Contrastive(num_steps=args.num_steps, steps_per_call=50,
-                      log_every=500, save_every=1000, save_dir=args.save_dir)
+                      log_every=500, save_every=1000, save_dir=args.save_dir,
+                      dry_run=args.dry_run)
   history = train(encoder, head, keras.optimizers.Adam(1e-3), x_train)
+  if args.dry_run:
+    return
   print(f"NT-Xent {history.train['loss'][0]:.2f} -> "
         f"{history.train['loss'][-1]:.2f}, positive-pair cosine "
         f"{history.train['positive_similarity'][0]:.2f} -> "

@@ -72,12 +72,14 @@ def train(model: snt.Module, data, steps: int, batch_size: int = 64,
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--steps", type=int, default=1500)
+  parser.add_argument("--dry_run", action="store_true",
+                      help="train 3 steps (a quick check), then stop")
   args = parser.parse_args()
   tf.random.set_seed(0)
   data = load_digits()
   for name, make in (("MLP", mlp), ("ConvNet", convnet)):
     print(f"{name}:")
-    accuracy = train(make(), data, args.steps)
+    accuracy = train(make(), data, 3 if args.dry_run else args.steps)
     print(f"{name} test accuracy: {accuracy:.2%}")
 
 

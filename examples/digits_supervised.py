@@ -2,12 +2,14 @@
 
     python examples/digits_supervised.py            # trains, or resumes
     python examples/digits_supervised.py            # again: says it is done
+    python examples/digits_supervised.py --dry_run  # checks it all in seconds
 
 Shows a progress bar, evaluates on the held-out test set, keeps checkpoints
 and TensorBoard logs under runs/digits (`tensorboard --logdir runs/digits/logs`)
 and draws the learning curves to runs/digits/learning_curves.png. Stop it with
 Ctrl-C at any time and run the same command to carry on from the last step.
-At the end it exports the model for serving to runs/digits/export, a
+At the end it exports the model for serving to runs/digits/export (with
+`--keep_best accuracy`, the best evaluation's, kept in runs/digits/best), a
 SavedModel that plain TensorFlow loads (no sonnet_like needed):
 `tf.saved_model.load("runs/digits/export").signatures["serving_default"]`
 takes `inputs` (images `[batch, 8, 8, 1]` in [0, 1]) and returns `outputs`
@@ -101,6 +103,14 @@ def main(argv=None) -> float:
   parser.add_argument("--schedule", default=None, choices=[
       "warmup_constant", "warmup_linear", "warmup_cosine", "warmup_step"],
                       help="learning-rate warm-up (5%% of the steps) and decay")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
+  parser.add_argument("--keep_best", default=None, metavar="METRIC",
+                      help="keep the checkpoint of the best evaluation by "
+                      "this metric (e.g. accuracy) in <save_dir>/best and "
+                      "export it")
   args = parser.parse_args(argv)
   export_dir = args.export_dir or os.path.join(args.save_dir, "export")
 
@@ -115,10 +125,12 @@ def main(argv=None) -> float:
       export_dir=export_dir, log_every=args.steps_per_call * 5,
       precision=args.precision, ema=args.ema,
       accumulate_steps=args.accumulate_steps,
-      learning_rate_schedule=schedule(args.schedule, args.num_steps))
+      learning_rate_schedule=schedule(args.schedule, args.num_steps),
+      dry_run=args.dry_run, keep_best=args.keep_best)
   history = train(model, optimizer, cross_entropy, (x_train, y_train),
                   eval_data=(x_test, y_test))
-
+  if args.dry_run:
+    return history.eval["accuracy"][-1]
   metrics = train.evaluate(model, (x_test, y_test), cross_entropy)
   png = os.path.join(args.save_dir, "learning_curves.png")
   history.plot(png, title="ConvNet on digits")

@@ -62,6 +62,10 @@ def main() -> None:
   parser.add_argument("--eval_every", type=int, default=2_000,
                       help="Evaluate every this many env steps.")
   parser.add_argument("--save_dir", default=None)
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args()
 
   tf.random.set_seed(args.seed)
@@ -80,10 +84,12 @@ def main() -> None:
       eval_every=max(1, args.eval_every // n), eval_episodes=EVAL_EPISODES,
       steps_per_call=200 if args.in_graph else 50, log_every=1_000,
       clip_norm=10.0, save_dir=args.save_dir, seed=args.seed, hooks=[hook],
-      progress=False)
+      progress=False, dry_run=args.dry_run)
   q_network = snt.nets.MLP([256, 256, 2], name="q_network")
   history = dqn(q_network, keras.optimizers.Adam(2.3e-3), env,
                 eval_env=eval_env)
+  if args.dry_run:
+    return
   total = time.perf_counter() - hook.start
   final = history.eval["return"][-1]
   kind = "in-graph" if args.in_graph else "gymnasium"

@@ -53,7 +53,8 @@ def discriminator() -> snt.Module:
                       name="discriminator")
 
 
-def train_classifier(x_train, y_train, x_test, y_test, save_dir):
+def train_classifier(x_train, y_train, x_test, y_test, save_dir,
+                     dry_run=False):
   """A digits classifier trained with the Supervised scenario."""
   tf.random.set_seed(0)
   classifier = snt.nets.MLP([128, 10], name="classifier")
@@ -62,7 +63,7 @@ def train_classifier(x_train, y_train, x_test, y_test, save_dir):
   train = snt.scenarios.Supervised(
       num_steps=2_000, batch_size=64, steps_per_call=50, eval_every=2_000,
       save_dir=os.path.join(save_dir, "classifier"), save_every=2_000,
-      progress=False)
+      progress=False, dry_run=dry_run)
   history = train(classifier, snt.optimizers.Adam(1e-3), loss,
                   (x_train, y_train), eval_data=(x_test, y_test))
   return classifier, history.eval["accuracy"][-1]
@@ -73,11 +74,15 @@ def main(argv=None) -> dict[str, float]:
   parser.add_argument("--num_steps", type=int, default=10_000)
   parser.add_argument("--eval_every", type=int, default=1_000)
   parser.add_argument("--save_dir", default="runs/gan_digits")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
 
   (x_train, y_train), (x_test, y_test) = _digits.load(flat=True)
   classifier, accuracy = train_classifier(x_train, y_train, x_test, y_test,
-                                          args.save_dir)
+                                          args.save_dir, args.dry_run)
   print(f"Classifier test accuracy: {accuracy:.2%}")
   real = gan_eval.classifier_score(classifier(x_test))
   print(f"Real test digits: {real}")
@@ -88,13 +93,15 @@ def main(argv=None) -> dict[str, float]:
       penalty="r1", generator_ema=0.999, latent_size=32, batch_size=64,
       steps_per_call=50, eval_every=args.eval_every,
       save_every=args.eval_every, save_dir=args.save_dir,
-      log_every=args.eval_every)
+      log_every=args.eval_every, dry_run=args.dry_run)
   grid = gan_eval.SampleGrid(args.save_dir, num_samples=100, columns=10,
                              shape=(8, 8), scale=6)
   history = gan(Generator(), discriminator(),
                 keras.optimizers.Adam(2e-4, beta_1=0.5),
                 keras.optimizers.Adam(2e-4, beta_1=0.5), x_train,
                 evaluators=[grid, gan_eval.ClassifierScore(classifier)])
+  if args.dry_run:
+    return {}
   if not history.eval:
     return {}
   score = {k: history.eval[k][-1] for k in ("confident", "class_evenness",

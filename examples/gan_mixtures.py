@@ -95,8 +95,8 @@ def networks(seed: int, hidden: int = HIDDEN, depth: int = 2):
   return generator, discriminator
 
 
-def run(mixture: str, config: str, seed: int, steps: int | None = None
-        ) -> dict[str, float]:
+def run(mixture: str, config: str, seed: int, steps: int | None = None,
+        dry_run: bool = False) -> dict[str, float] | None:
   """Trains one GAN and returns modes, high-quality percent and seconds."""
   settings = CONFIGS[config]
   data = gan_eval.mixture(mixture, 100_000, seed=seed)
@@ -125,9 +125,11 @@ def run(mixture: str, config: str, seed: int, steps: int | None = None
       latent_size=LATENT, steps_per_call=100, log_every=1000, seed=seed,
       progress=False, catch_signals=False,
       export_dir=f"runs/gan_mixtures/{mixture}_{config}_{seed}/export",
-      **settings["scenario"])
+      dry_run=dry_run, **settings["scenario"])
   start, cpu = time.perf_counter(), time.process_time()
   gan(generator, discriminator, *optimizers, data.samples / scale)
+  if dry_run:
+    return None
   seconds = time.perf_counter() - start
   cpu_seconds = time.process_time() - cpu
   samples = gan.sample(2_500, seed=1_000 + seed) * scale
@@ -163,8 +165,16 @@ def main(argv=None):
                       f"default {DEFAULT_CONFIGS}")
   parser.add_argument("--seeds", type=int, default=5)
   parser.add_argument("--steps", type=int, default=None)
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
   mixtures = ["ring", "grid"] if args.mixture == "both" else [args.mixture]
+  if args.dry_run:  # The first run of the grid.
+    config = (args.configs or DEFAULT_CONFIGS[mixtures[0]]).split(",")[0]
+    run(mixtures[0], config, 0, args.steps, dry_run=True)
+    return []
   rows = []
   for mixture in mixtures:
     for config in (args.configs or DEFAULT_CONFIGS[mixture]).split(","):

@@ -84,6 +84,8 @@ def main():
   parser.add_argument("--length", type=int, default=48)
   parser.add_argument("--batch_size", type=int, default=32)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--dry_run", action="store_true",
+                      help="train 3 steps (a quick check), then stop")
   args = parser.parse_args()
 
   tf.random.set_seed(args.seed)
@@ -108,7 +110,7 @@ def main():
   print(f"{len(TEXT)} characters, vocabulary of {len(chars)}; uniform "
         f"guessing costs ln({len(chars)}) = {np.log(len(chars)):.2f} nats.")
   start, recent = time.time(), []
-  for step in range(1, args.steps + 1):
+  for step in range(1, (3 if args.dry_run else args.steps) + 1):
     loss = train_step(*windows(ids, args.length, args.batch_size, rng))
     recent.append(float(loss))
     if step == 1 or step % 50 == 0:

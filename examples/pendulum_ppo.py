@@ -48,13 +48,18 @@ def main(argv=None):
   parser.add_argument("--in_graph", action="store_true")
   parser.add_argument("--eval_every", type=int, default=4,
                       help="rollouts (of 4 x 1024 env steps)")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
   tf.random.set_seed(args.seed)
   recipe = snt.scenarios.PPO.recipe("Pendulum-v1")
   start = time.perf_counter()
   ppo = recipe.scenario(num_env_steps=args.steps, seed=args.seed,
                         eval_every=args.eval_every, eval_episodes=20,
-                        progress=False, hooks=[PrintEval(start)])
+                        progress=False, hooks=[PrintEval(start)],
+                        dry_run=args.dry_run)
   env = snt.envs.make("Pendulum-v1", num_envs=recipe.settings["num_envs"],
                       seed=args.seed,
                       in_graph=args.in_graph)
@@ -62,6 +67,8 @@ def main(argv=None):
                            in_graph=args.in_graph)
   actor, critic = recipe.networks()
   ppo(actor, critic, recipe.optimizer(), env, eval_env=eval_env)
+  if args.dry_run:
+    return None
   seconds = time.perf_counter() - start
   score = greedy_return(ppo)
   print(f"PPO Pendulum-v1 ({'in-graph' if args.in_graph else 'gymnasium'}): "

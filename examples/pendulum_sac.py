@@ -47,6 +47,10 @@ def main(argv=None):
   parser.add_argument("--in_graph", action="store_true")
   parser.add_argument("--eval_every", type=int, default=5_000)
   parser.add_argument("--steps_per_call", type=int, default=100)
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
   tf.random.set_seed(args.seed)
   recipe = snt.scenarios.SAC.recipe("Pendulum-v1")
@@ -54,13 +58,15 @@ def main(argv=None):
   sac = recipe.scenario(num_env_steps=args.steps, seed=args.seed,
                         eval_every=args.eval_every, eval_episodes=20,
                         steps_per_call=args.steps_per_call, progress=False,
-                        hooks=[PrintEval(start)])
+                        hooks=[PrintEval(start)], dry_run=args.dry_run)
   env = snt.envs.make("Pendulum-v1", num_envs=1, seed=args.seed,
                       in_graph=args.in_graph)
   eval_env = snt.envs.make("Pendulum-v1", num_envs=20, seed=args.seed + 1,
                            in_graph=args.in_graph)
   actor, critic = recipe.networks()
   sac(actor, critic, recipe.optimizer(), env, eval_env=eval_env)
+  if args.dry_run:
+    return None
   seconds = time.perf_counter() - start
   score = greedy_return(sac)
   print(f"SAC Pendulum-v1 ({'in-graph' if args.in_graph else 'gymnasium'}): "

@@ -76,6 +76,10 @@ def main():
   parser.add_argument("--jit", action="store_true", help="jit_compile=True")
   parser.add_argument("--export_dir", default="runs/ppo_cartpole/export",
                       help="where to export the policy ('' for nowhere)")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args()
 
   tf.random.set_seed(args.seed)
@@ -96,8 +100,11 @@ def main():
       gae_lambda=0.8, clip_ratio=0.2, entropy_coef=0.0, value_coef=0.5,
       eval_every=args.eval_every, eval_episodes=100, log_every=10,
       clip_norm=0.5, seed=args.seed, jit_compile=args.jit,
-      progress=False, hooks=[solved], export_dir=args.export_dir or None)
+      progress=False, hooks=[solved], export_dir=args.export_dir or None,
+      dry_run=args.dry_run)
   ppo(actor, critic, optimizer, env, eval_env=eval_env)
+  if args.dry_run:
+    return
   total = time.perf_counter() - start
   kind = "in-graph" if args.in_graph else "gymnasium"
   if args.export_dir:

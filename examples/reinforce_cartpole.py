@@ -33,6 +33,10 @@ def main():
   parser.add_argument("--num_env_steps", type=int, default=500_000)
   parser.add_argument("--eval_every", type=int, default=20,
                       help="rollouts between evaluations")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args()
 
   tf.random.set_seed(args.seed)
@@ -48,8 +52,11 @@ def main():
       args.num_env_steps, num_envs=num_envs, rollout_length=rollout_length,
       gamma=0.99, baseline_coef=0.5, entropy_coef=0.0,
       eval_every=args.eval_every, eval_episodes=100, log_every=20,
-      clip_norm=1.0, seed=args.seed, progress=False, hooks=[solved])
+      clip_norm=1.0, seed=args.seed, progress=False, hooks=[solved],
+      dry_run=args.dry_run)
   reinforce(policy, baseline, optimizer, env, eval_env=eval_env)
+  if args.dry_run:
+    return
   total = time.perf_counter() - start
   kind = "in-graph" if args.in_graph else "gymnasium"
   if solved.solved_at:

@@ -111,14 +111,21 @@ def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--num_steps", type=int, default=3000)
   parser.add_argument("--save_dir", default="runs/vae")
+  parser.add_argument("--dry_run", action="store_true",
+                      help="check the whole run first, in seconds: a few "
+                      "steps, an evaluation, a save, a resume and an export "
+                      "in a temporary folder, then stop")
   args = parser.parse_args(argv)
   (x_train, _), (x_test, _) = _digits.load(flat=True)
   tf.random.set_seed(0)
   encoder, decoder = make_models()
   vae = VAE(num_steps=args.num_steps, steps_per_call=50, log_every=500,
-            eval_every=1000, save_every=1000, save_dir=args.save_dir)
+            eval_every=1000, save_every=1000, save_dir=args.save_dir,
+            dry_run=args.dry_run)
   history = vae(encoder, decoder, keras.optimizers.Adam(1e-3), x_train,
                 eval_data=x_test)
+  if args.dry_run:
+    return
   if history.eval:
     print(f"test negative ELBO: {history.eval['loss'][0]:.1f} nats at step "
           f"{history.eval['step'][0]} -> {history.eval['loss'][-1]:.1f} at "

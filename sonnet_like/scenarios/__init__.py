@@ -6,6 +6,7 @@ resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets);
 """
 
 from sonnet_like.scenarios.checkpointing import Checkpointer
+from sonnet_like.scenarios.dry_run import DryRunError
 from sonnet_like.scenarios.guard import NonFiniteError
 from sonnet_like.scenarios.engine import Scenario
 from sonnet_like.scenarios.gan import evaluation as gan_eval
@@ -29,6 +30,7 @@ from sonnet_like.scenarios.tensorboard import TensorBoard
 __all__ = [
     "Checkpointer",
     "DQN",
+    "DryRunError",
     "EarlyStopping",
     "GAN",
     "History",

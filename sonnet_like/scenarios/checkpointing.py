@@ -46,8 +46,10 @@ HISTORY_NAME = "run_history"
 # run's settings (`run_settings.py`) and tf.train.Checkpoint's own save
 # counter (created at its first save).
 OPTIONAL_PREFIXES = ("hook_", HISTORY_NAME, "run_settings", "save_counter")
-# What `restart=True` moves aside: checkpoints, their index, history, logs.
-RUN_FILES = re.compile(r"^(ckpt-\d+.*|checkpoint|history\.json.*|logs)$")
+# What `restart=True` moves aside: checkpoints, their index, history, logs
+# and the best checkpoint (`keep_best`).
+RUN_FILES = re.compile(
+    r"^(ckpt-\d+.*|checkpoint|history\.json.*|logs|best)$")
 _DATA_FILE = re.compile(r"^ckpt-(\d+)\.(index|data-\d+-of-\d+)$")
 _OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _MAX_LISTED = 20

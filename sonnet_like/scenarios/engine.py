@@ -44,11 +44,14 @@ from sonnet_like.core import arguments
 from sonnet_like.core import utils
 from sonnet_like.export import workers
 from sonnet_like.scenarios import cluster
+from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import keep_best as keep_best_lib
 from sonnet_like.scenarios import logs as logs_lib
 from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import profiling
 from sonnet_like.scenarios import services
 from sonnet_like.scenarios import run_settings
 from sonnet_like.scenarios import settings
@@ -173,6 +176,10 @@ class Scenario(services.ScenarioServices):
       run ends without a signal or error, after early stopping restored the
       best weights (also when a restart finds the run done and no export
       there). An earlier export in that folder is replaced.
+    keep_best: Keep the best checkpoint by this eval metric (`keep_best.py`).
+    best_mode: "min" or "max" for `keep_best` (default as `EarlyStopping`).
+    profile_steps: Profile steps (start, stop) into `save_dir/logs`.
+    dry_run: Check the run in seconds instead of running it (`dry_run.py`).
     unused_variables: What to do when variables given to `apply_update` get
       no gradient (a layer built but not used by the loss): "warn" once
       naming them, "raise", or "ignore".
@@ -213,6 +220,9 @@ class Scenario(services.ScenarioServices):
                async_save: bool = False,
                unused_variables: str = "warn",
                export_dir: str | os.PathLike | None = None,
+               keep_best: str | None = None, best_mode: str | None = None,
+               profile_steps: tuple[int, int] | None = None,
+               dry_run: bool = False,
                precision: str | precision_lib.Precision = "float32",
                nonfinite_check: str = "auto", accumulate_steps: int = 1,
                ema: float | dict[str, float] | None = None,
@@ -224,11 +234,12 @@ class Scenario(services.ScenarioServices):
         eval_every=eval_every, log_every=log_every, jit_compile=jit_compile,
         strategy=strategy, seed=seed, hooks=hooks, progress=progress,
         tensorboard=tensorboard, catch_signals=catch_signals,
-        termination_watcher=termination_watcher)
+        termination_watcher=termination_watcher,
+        profile_steps=profile_steps, dry_run=dry_run, save_dir=save_dir)
     self.checkpointing = settings.CheckpointSettings.checked(
         owner, save_dir=save_dir, save_every=save_every,
         max_to_keep=max_to_keep, restart=restart, export_dir=export_dir,
-        async_save=async_save)
+        async_save=async_save, keep_best=keep_best, best_mode=best_mode)
     guard = settings.GuardSettings.checked(
         owner, precision, on_nonfinite=on_nonfinite,
         nonfinite_check=nonfinite_check, clip_norm=clip_norm,
@@ -341,6 +352,7 @@ class Scenario(services.ScenarioServices):
     for every in (self.eval_every, self.save_every, self.log_every):
       if every:
         boundary = min(boundary, (step // every + 1) * every)
+    boundary = min([boundary, *profiling.edges(self.profile_steps, step)])
     return min(boundary - step, self.steps_per_call)
 
   def say(self, message: str) -> None:
@@ -354,6 +366,8 @@ class Scenario(services.ScenarioServices):
     Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
     (the loop, hooks, signals) and `SavedRun.finish` (the last save).
     """
+    if self.dry_run:
+      return dry_run_lib.run(self, type(self).export is not Scenario.export)
     strategy = self.strategy
     self._stop_reason = None
     creator = (_sonnet_aggregation if strategy.num_replicas_in_sync > 1
@@ -375,9 +389,12 @@ class Scenario(services.ScenarioServices):
     if self.export_dir is None or (
         missing_only and workers.has_saved_model(self.export_dir)):
       return
-    with self.ema_weights():
-      path = workers.save_on_chief(self.export, self.export_dir,
-                                   self.is_chief)
+    def export(directory: str) -> str:  # With the averages, if `ema`.
+      with self.ema_weights():
+        return self.export(directory)
+
+    export = keep_best_lib.exporting_best(self, export)  # keep_best
+    path = workers.save_on_chief(export, self.export_dir, self.is_chief)
     if path is not None:
       self.say(f"{type(self).__name__}: exported to {path}.")
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.scenarios import best as best_lib
 
 class Hook:
   """Base class: every method is a no-op."""
@@ -52,18 +53,13 @@ class EarlyStopping(Hook):
   def __init__(self, monitor: str = "loss", mode: str | None = None,
                patience: int = 3, min_delta: float = 0.0,
                restore_best: bool = True):
-    if mode is None:
-      mode = "max" if "acc" in monitor else "min"
-    if mode not in ("min", "max"):
-      raise ValueError(f"EarlyStopping: mode must be 'min' or 'max', got "
-                       f"{mode!r}.")
+    self._best = best_lib.Best("EarlyStopping", "monitor", monitor, mode,
+                               min_delta)
     if not isinstance(patience, int) or patience < 0:
       raise ValueError(f"EarlyStopping: patience must be a non-negative int, "
                        f"got {patience!r}.")
-    self.monitor, self.mode, self.patience = monitor, mode, patience
+    self.monitor, self.mode, self.patience = monitor, self._best.mode, patience
     self.min_delta, self.restore_best = min_delta, restore_best
-    self.best: float | None = None
-    self.best_step: int | None = None
     self._best_values: list[np.ndarray] | None = None
     self._waited = 0
     self._state: tf.Module | None = None
@@ -88,8 +84,8 @@ class EarlyStopping(Hook):
     state = self._state
     if state is None or state.best_step.numpy() < 0:
       return
-    self.best = float(state.best.numpy())
-    self.best_step = int(state.best_step.numpy())
+    self._best.value = float(state.best.numpy())
+    self._best.step = int(state.best_step.numpy())
     self._waited = int(state.waited.numpy())
     if self.restore_best:
       self._best_values = [w.numpy() for w in state.weights]
@@ -105,20 +101,20 @@ class EarlyStopping(Hook):
       for variable, value in zip(state.weights, self._best_values):
         variable.assign(value)
 
-  def _improved(self, value: float) -> bool:
-    if self.best is None:
-      return True
-    if self.mode == "min":
-      return value < self.best - self.min_delta
-    return value > self.best + self.min_delta
+  @property
+  def best(self) -> float | None:
+    """The best value of `monitor` so far (`best.Best`, shared with
+    `keep_best`)."""
+    return self._best.value
+
+  @property
+  def best_step(self) -> int | None:
+    """The step of the best evaluation so far."""
+    return self._best.step
 
   def eval_end(self, scenario, step, metrics):
-    if self.monitor not in metrics:
-      raise KeyError(f"EarlyStopping: monitor {self.monitor!r} is not an eval "
-                     f"metric; available: {sorted(metrics)}.")
-    value = metrics[self.monitor]
-    if self._improved(value):
-      self.best, self.best_step, self._waited = value, step, 0
+    if self._best.update(metrics, step):
+      self._waited = 0
       if self.restore_best:
         self._best_values = [v.numpy() for v in scenario.model_variables()]
       self._save_state()

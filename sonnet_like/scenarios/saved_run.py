@@ -1,7 +1,8 @@
 """A run's hooks and checkpoint: made, restored and saved for `Scenario.run`.
 
 `SavedRun` makes the built-in hooks (the `History` first, the progress bar,
-TensorBoard under `save_dir/logs`, then the user's) and, with a `save_dir`,
+TensorBoard under `save_dir/logs`, the user's, then those of
+`profile_steps` and `keep_best`) and, with a `save_dir`,
 the `checkpointing.Checkpointer` of everything the run's future depends on
 (the state `Scenario` names and each hook's `state`). It restores that
 state, tells whether the run is already done, and saves a step's
@@ -15,6 +16,8 @@ from sonnet_like.core import files
 from sonnet_like.scenarios import checkpointing
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
+from sonnet_like.scenarios import keep_best
+from sonnet_like.scenarios import profiling
 from sonnet_like.scenarios import progress
 from sonnet_like.scenarios import run_settings
 from sonnet_like.scenarios import tensorboard
@@ -47,6 +50,13 @@ class SavedRun:
       self.hooks.append(tensorboard.TensorBoard(
           files.join(save_dir, "logs"), loop.log_every))
     self.hooks += list(loop.hooks)
+    if loop.profile_steps:
+      self.hooks.append(profiling.Profiler(
+          self.owner, files.join(save_dir, "logs"), loop.profile_steps))
+    if self.settings.keep_best:  # Last: the user's hooks keep their names.
+      self.hooks.append(keep_best.KeepBest(
+          self.owner, self.settings.keep_best, self.settings.best_mode,
+          save_dir, lambda: self.checkpointer.checkpoint))
     self.checkpointer: checkpointing.Checkpointer | None = None
 
   def restore(self, state: dict[str, Any],

@@ -23,9 +23,11 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import files
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import guard as guard_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios import profiling
 from sonnet_like.scenarios import schedules as schedules_lib
 
 
@@ -44,10 +46,14 @@ class LoopSettings:
   tensorboard: bool = True
   catch_signals: bool = True
   termination_watcher: Callable[[], bool] | None = None
+  profile_steps: tuple[int, int] | None = None
+  dry_run: bool = False
 
   @classmethod
-  def checked(cls, owner: str, **values: Any) -> "LoopSettings":
-    """The settings, or the first error naming `owner` and the argument."""
+  def checked(cls, owner: str, save_dir: str | None = None,
+              **values: Any) -> "LoopSettings":
+    """The settings, or the first error naming `owner` and the argument
+    (`save_dir`: the checkpoint setting that `profile_steps` needs)."""
     for name, optional in (("num_steps", False), ("steps_per_call", False),
                            ("eval_every", True), ("log_every", False)):
       if name in values:
@@ -61,6 +67,11 @@ class LoopSettings:
     if watcher is not None and not callable(watcher):
       raise TypeError(f"{owner}: termination_watcher must be a callable "
                       f"returning a bool, or None, got {watcher!r}.")
+    values["profile_steps"] = profiling.checked_window(
+        owner, values.get("profile_steps"), values.get("num_steps"), save_dir)
+    if not isinstance(values.get("dry_run", False), bool):
+      raise TypeError(f"{owner}: dry_run must be True or False, got "
+                      f"{values['dry_run']!r}.")
     values["hooks"] = tuple(values.get("hooks", ()))
     for hook in values["hooks"]:
       if not isinstance(hook, hooks_lib.Hook):
@@ -78,6 +89,8 @@ class CheckpointSettings:
   restart: bool = False
   export_dir: str | None = None
   async_save: bool = False
+  keep_best: str | None = None
+  best_mode: str | None = None
 
   @classmethod
   def checked(cls, owner: str, **values: Any) -> "CheckpointSettings":
@@ -93,6 +106,17 @@ class CheckpointSettings:
     if values.get("restart") and no_dir:
       raise ValueError(f"{owner}: restart=True needs a save_dir, got "
                        "save_dir=None.")
+    if values.get("keep_best") is None and values.get("best_mode") is not None:
+      raise ValueError(f"{owner}: best_mode is the mode of keep_best, which "
+                       f"is not set; got best_mode={values['best_mode']!r}.")
+    if values.get("keep_best") is not None:
+      values["best_mode"] = best_lib.Best(
+          owner, "keep_best", values["keep_best"], values.get("best_mode"),
+          mode_argument="best_mode").mode
+      if no_dir:
+        raise ValueError(f"{owner}: keep_best needs a save_dir (the best "
+                         "checkpoint is kept in save_dir/best), got "
+                         "save_dir=None.")
     for name in ("save_dir", "export_dir"):  # Any file system; file:// too.
       if values.get(name) is not None:
         values[name] = files.normalized(values[name])

@@ -53,3 +53,11 @@ def test_ema_accumulation_and_schedule_flags(tmp_path, capsys):
   names = tf.train.load_checkpoint(str(tmp_path)).get_variable_to_shape_map()
   assert any(n.startswith("model_ema/averages/") for n in names)
   assert any(n.startswith("gradient_sums/sums/") for n in names)
+
+
+def test_dry_run_checks_and_leaves_save_dir_untouched(tmp_path, capsys):
+  accuracy = _example().main(["--dry_run", "--keep_best", "accuracy",
+                              "--save_dir", str(tmp_path / "run")])
+  assert 0.0 <= accuracy <= 1.0
+  assert not (tmp_path / "run").exists()
+  assert "ShiftedDigits: dry run OK in " in capsys.readouterr().err

@@ -179,6 +179,7 @@ class SAC(off_policy.OffPolicy):
         raise TypeError(COPY_ERROR.format(what="twin critic",
                                           error=error)) from error
     self.twin_critic = twin_critic
+    self._log_alpha = None  # Made by the first build of this call.
     return self.run()
 
   # ---- Engine interface. ----
@@ -221,8 +222,11 @@ class SAC(off_policy.OffPolicy):
                        "SAC: the twin critic must have the same variables "
                        "(shapes, in order) as the critic.")
     alpha = self.alpha_init if self.alpha == "auto" else float(self.alpha)
-    self._build_replay(log_alpha=tf.Variable(math.log(alpha),
-                                             name="log_alpha"))
+    log_alpha = self._log_alpha
+    if log_alpha is None:  # One for every run() of a call (a dry run's two).
+      log_alpha = self._log_alpha = tf.Variable(0.0, name="log_alpha")
+    log_alpha.assign(math.log(alpha))
+    self._build_replay(log_alpha=log_alpha)
     self._center = tf.constant((space.low + space.high) / 2)
     self._half = tf.constant((space.high - space.low) / 2)
     self._entropy_target = float(-space.shape[0] if self.target_entropy is None
