@@ -242,6 +242,7 @@ class RuleOptimizer(Optimizer):
 
   def _begin_step(self) -> None:
     """Runs once per `apply`, before the updates (e.g. a step counter)."""
+    return None  # A body AutoGraph can convert (a docstring alone warns).
 
   @abc.abstractmethod
   def _apply_one(self, parameter: tf.Variable, update: Any,

@@ -42,7 +42,6 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import utils
-from sonnet_like.export import workers
 from sonnet_like.scenarios import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios import guard as guard_lib
@@ -147,23 +146,18 @@ class Scenario(services.ScenarioServices):
     eval_every: Evaluate every this many steps (and at the end).
     save_every: Checkpoint every this many steps (and at the end); needs
       `save_dir`.
-    save_dir: Folder for checkpoints, `history.json` and TensorBoard logs
-      (`logs/`). Starting again with the same folder resumes from the newest
-      checkpoint that reads; one run at a time may use a folder (it is
-      locked), and a checkpoint that does not match the models and
-      optimizers is refused before the first step.
-    restart: Start over in a `save_dir` that holds a previous run: its
-      checkpoints, `history.json` and `logs/` are moved into
-      `save_dir/restart-<time>/` (nothing is deleted) and training starts
-      at step 0. Pass it once: a command that keeps it starts over each time.
+    save_dir: Folder (local or cloud) for checkpoints, `history.json` and
+      TensorBoard `logs/`; run again, the newest readable checkpoint resumes
+      (locked: one run at a time; a mismatched checkpoint is refused).
+    restart: Start over in a used `save_dir`: its run is moved into
+      `save_dir/restart-<time>/` (nothing is deleted). Pass it once.
     log_every: Record train logs in the history and TensorBoard this often.
     max_to_keep: Checkpoints kept on disk.
     jit_compile: Compile the train step with XLA.
     strategy: Any `tf.distribute.Strategy`; the default (no) strategy if None.
     on_nonfinite: "raise" (stop with `NonFiniteError`) or "skip" (drop that
       update and go on; `skipped_steps` counts them).
-    clip_norm: Clip gradients to this global norm (summed in float32 or
-      wider, whatever the gradients' precision).
+    clip_norm: Clip gradients to this global norm (summed in float32).
     seed: Seed of `self.rng`, the scenario's checkpointed random generator.
     hooks: Extra `Hook`s, run after the built-in ones.
     progress: Show a progress bar: None for terminals only, True, False.
@@ -173,25 +167,17 @@ class Scenario(services.ScenarioServices):
     termination_watcher: True once this machine is about to go: a SIGTERM.
     async_save: Save to memory; copy into `save_dir` in the background.
     export_dir: Write a SavedModel for serving here (`self.export`) when a
-      run ends without a signal or error, after early stopping restored the
-      best weights (also when a restart finds the run done and no export
-      there). An earlier export in that folder is replaced.
+      run ends without a signal or error (replacing an earlier one).
     keep_best: Keep the best checkpoint by this eval metric (`keep_best.py`).
     best_mode: "min" or "max" for `keep_best` (default as `EarlyStopping`).
     profile_steps: Profile steps (start, stop) into `save_dir/logs`.
     dry_run: Check the run in seconds instead of running it (`dry_run.py`).
-    unused_variables: What to do when variables given to `apply_update` get
-      no gradient (a layer built but not used by the loss): "warn" once
-      naming them, "raise", or "ignore".
-    precision: "float32", "mixed_float16" or "mixed_bfloat16", or a
-      `snt.scenarios.Precision` with loss-scale settings (see there):
-      models run through `self.forward` compute in float16/bfloat16 with
-      float32 variables; "mixed_float16" scales the loss dynamically
-      (`overflowed_updates`, logged as "loss_scale", checkpointed).
-    nonfinite_check: How the NaN guard checks: "step" (every update before
-      it is applied), "call" (losses as they come and the state once per
-      compiled call, undoing a failed call) or "auto" (see
-      `settings.GuardSettings`).
+    unused_variables: "warn" (once, naming them), "raise" or "ignore" when
+      variables given to `apply_update` get no gradient.
+    precision: "float32", "mixed_float16" (loss scaled dynamically) or
+      "mixed_bfloat16", or a `snt.scenarios.Precision` (see there).
+    nonfinite_check: "step" (every update checked before it is applied),
+      "call" (once per compiled call, undone if bad) or "auto".
     accumulate_steps: Steps (micro-batches) whose mean gradient is 1 update.
     ema: Decay (or {model: decay}) of weight averages that evaluate, export.
     learning_rate_schedule: A `schedules.Schedule`: factor of every lr.
@@ -355,11 +341,6 @@ class Scenario(services.ScenarioServices):
     boundary = min([boundary, *profiling.edges(self.profile_steps, step)])
     return min(boundary - step, self.steps_per_call)
 
-  def say(self, message: str) -> None:
-    """Prints `message` on stderr, once per run (by the chief)."""
-    if self.is_chief:
-      print(message, file=sys.stderr, flush=True)
-
   def run(self) -> history_lib.History:
     """Runs (or resumes) the loop; returns the `History`.
 
@@ -381,22 +362,8 @@ class Scenario(services.ScenarioServices):
         if not done:
           self._train(saved)
           saved.finish(self.step, self._stop_reason or "done")
-      self._export_at_end(missing_only=done)
+      keep_best_lib.export_at_end(self, missing_only=done)
     return self.history
-
-  def _export_at_end(self, missing_only: bool = False) -> None:
-    """`self.export(export_dir)`: written by the chief (see `workers`)."""
-    if self.export_dir is None or (
-        missing_only and workers.has_saved_model(self.export_dir)):
-      return
-    def export(directory: str) -> str:  # With the averages, if `ema`.
-      with self.ema_weights():
-        return self.export(directory)
-
-    export = keep_best_lib.exporting_best(self, export)  # keep_best
-    path = workers.save_on_chief(export, self.export_dir, self.is_chief)
-    if path is not None:
-      self.say(f"{type(self).__name__}: exported to {path}.")
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""
@@ -488,15 +455,9 @@ class Scenario(services.ScenarioServices):
       if n not in sizes:
         sizes[n] = tf.constant(n, tf.int32)
       logs, finite = call(sizes[n])
-      if bool(finite) or self.on_nonfinite == "skip":
-        step += n
-      else:
-        per_call = self.checks_per_call  # Else the counter stopped at it.
-        raise guard_lib.nonfinite_error(
-            type(self).__name__, saved.latest,
-            step if per_call else self.step, n,
-            int(self.traced_step.rollback.failed_at.numpy()) if per_call
-            else None)
+      if not (bool(finite) or self.on_nonfinite == "skip"):
+        raise self.traced_step.nonfinite_error(saved.latest, step, n)
+      step += n
       logs = logs_lib.Logs(logs)
       rate.add_to(logs, step)
       if self.on_nonfinite == "skip":

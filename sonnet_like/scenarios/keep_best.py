@@ -8,8 +8,9 @@ previous best checkpoint: a crash at any point leaves `best.json` naming a
 complete checkpoint. The folder is not the `CheckpointManager`'s, so
 `max_to_keep` never rotates it away. The best value and step live in the
 run's checkpoint too (a hook state), so a resumed run goes on comparing
-with the best before the interruption. With `export_dir`, the export at
-the end is made from the best checkpoint (`exporting_best`).
+with the best before the interruption. The export at the end of every
+run is made here (`export_at_end`): from the best checkpoint with
+`keep_best`, with the weight averages with `ema`.
 """
 
 import json
@@ -114,16 +115,22 @@ class KeepBest(hooks.Hook):
         files.remove(files.join(self.folder, old))
 
 
-def exporting_best(scenario: Any, export: Callable[[str], str]
-                   ) -> Callable[[str], str]:
-  """`export`, made from the best checkpoint's state with `keep_best`.
+def exporting_best(scenario: Any) -> Callable[[str], str]:
+  """`scenario.export` as the end of a run calls it: with the weight
+  averages swapped in (`ema`), from the best checkpoint's state
+  (`keep_best`).
 
-  The scenario's trackables (models, optimizers, EMA weights, ...) are read
-  from the best checkpoint, exported, and read back from the run's newest
-  checkpoint, so after the run they hold its final state as without
+  The scenario's trackables (models, optimizers, ...) and the averages are
+  read from the best checkpoint, exported, and read back from the run's
+  newest checkpoint, so after the run they hold its final state as without
   `keep_best`. Without `keep_best` or a best checkpoint (no evaluation
-  yet), or when the newest is the best, it is `export` itself.
+  yet), or when the newest is the best, the final state is exported.
   """
+
+  def export(directory: str) -> str:
+    with scenario.ema_weights():
+      return scenario.export(directory)
+
   if not scenario.keep_best:
     return export
   best = record(scenario.save_dir)
@@ -145,3 +152,17 @@ def exporting_best(scenario: Any, export: Callable[[str], str]
       read(latest)
 
   return export_best
+
+
+def export_at_end(scenario: Any, missing_only: bool = False) -> None:
+  """The end of a run: `exporting_best` into `export_dir`, written by the
+  chief (see `workers`); with `missing_only` (the run was already done)
+  only if no export is there."""
+  export_dir = scenario.export_dir
+  if export_dir is None or (missing_only and
+                            workers.has_saved_model(export_dir)):
+    return
+  path = workers.save_on_chief(exporting_best(scenario), export_dir,
+                               scenario.is_chief)
+  if path is not None:
+    scenario.say(f"{type(scenario).__name__}: exported to {path}.")

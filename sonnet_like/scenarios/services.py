@@ -12,6 +12,7 @@ subclass contract and the Python loop are `Scenario`'s.
 """
 
 import contextlib
+import sys
 from typing import Any, Callable, Sequence
 
 import tensorflow as tf
@@ -70,6 +71,11 @@ class ScenarioServices:
     """
     self._feed = data_lib.Feed(type(self).__name__, argument, data,
                                batch_size, self.loop.seed, shuffle, check)
+
+  def say(self, message: str) -> None:
+    """Prints `message` on stderr, once per run (by the chief)."""
+    if self.is_chief:
+      print(message, file=sys.stderr, flush=True)
 
   @property
   def fed_data(self) -> data_lib.Feed | None:

@@ -196,6 +196,17 @@ class TracedStep:
     self._cast = precision_lib.Forward(owner, precision)
     self._in_step = False  # While `train_step` is traced.
 
+  def nonfinite_error(self, latest: str | None, start: int,
+                      count: int) -> guard_lib.NonFiniteError:
+    """The error of a call of `count` steps from `start` that was not
+    finite (the per-step check stopped the counter at the bad step)."""
+    if self.rollback is None:
+      return guard_lib.nonfinite_error(self.owner, latest,
+                                       int(self.step.numpy()), count, None)
+    return guard_lib.nonfinite_error(
+        self.owner, latest, start, count,
+        int(self.rollback.failed_at.numpy()))
+
   def create(self, per_call: bool = False) -> None:
     """The counters, the loss scale if the precision scales the loss, and
     the rollback if the guard checks `per_call`."""

@@ -75,3 +75,12 @@ def test_bad_constructor_arguments(learning_rate, error, match):
 
 def test_repr():
   assert repr(snt.optimizers.SGD(0.1)) == "SGD(learning_rate=0.1)"
+
+
+def test_autograph_converts_the_default_begin_step():
+  # A docstring-only body made AutoGraph warn ("could not transform") on
+  # every trace of a scenario step with SGD, Momentum or RMSProp.
+  import inspect  # pylint: disable=g-import-not-at-top
+  from sonnet_like.optimizers import base  # pylint: disable=g-import-not-at-top
+  step = inspect.unwrap(base.RuleOptimizer._begin_step)
+  assert "def tf___begin_step" in tf.autograph.to_code(step)

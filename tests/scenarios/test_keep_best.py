@@ -147,3 +147,24 @@ def test_a_crash_and_resume_keep_the_same_best_bit_for_bit(tmp_path):
     if name.startswith("model/"):
       np.testing.assert_array_equal(readers[0].get_tensor(name),
                                     readers[1].get_tensor(name))
+
+
+def test_with_ema_the_best_checkpoints_averages_are_exported(tmp_path):
+  # The best checkpoint's averages, not its raw weights and not the final
+  # averages: both settings compose in the end-of-run export.
+  export_dir = tmp_path / "export"
+  _run(tmp_path / "run", 20, max_to_keep=1, export_dir=str(export_dir),
+       ema=0.8, **_FIRST_IS_BEST)
+  reader = tf.train.load_checkpoint(
+      keep_best.record(str(tmp_path / "run"))["checkpoint"])
+  names = reader.get_variable_to_shape_map()
+  averages = sorted(n for n in names if n.startswith("model_ema/averages/"))
+  assert len(averages) == 2  # b and w, in the model's variable order.
+  x = _data()[0]
+  w = reader.get_tensor(next(n for n in averages if "/1/" in n))
+  b = reader.get_tensor(next(n for n in averages if "/0/" in n))
+  served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+  np.testing.assert_allclose(served(inputs=tf.constant(x))["outputs"],
+                             x @ w + b, rtol=1e-5, atol=1e-6)
+  raw = reader.get_tensor("model/w/.ATTRIBUTES/VARIABLE_VALUE")
+  assert not np.allclose(raw, w, atol=1e-4)
