@@ -22,7 +22,9 @@ are blurred or ambiguous.
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -94,13 +96,16 @@ def main(argv=None) -> dict[str, float]:
       steps_per_call=50, eval_every=args.eval_every,
       save_every=args.eval_every, save_dir=args.save_dir,
       log_every=args.eval_every, dry_run=args.dry_run)
-  grid = gan_eval.SampleGrid(args.save_dir, num_samples=100, columns=10,
+  # A dry run leaves save_dir untouched: its sample grids go elsewhere.
+  grid_dir = tempfile.mkdtemp() if args.dry_run else args.save_dir
+  grid = gan_eval.SampleGrid(grid_dir, num_samples=100, columns=10,
                              shape=(8, 8), scale=6)
   history = gan(Generator(), discriminator(),
                 keras.optimizers.Adam(2e-4, beta_1=0.5),
                 keras.optimizers.Adam(2e-4, beta_1=0.5), x_train,
                 evaluators=[grid, gan_eval.ClassifierScore(classifier)])
   if args.dry_run:
+    shutil.rmtree(grid_dir, ignore_errors=True)
     return {}
   if not history.eval:
     return {}

@@ -10,7 +10,9 @@ resume, the export), so a mistake that the real run would meet only at its
 first evaluation, save or export shows up within seconds. The real
 `save_dir` and `export_dir` are not touched and the real run is not
 started; the models keep the few steps' changes (build new ones for the
-real run, or run the script again without the flag).
+real run, or run the script again without the flag). Files that the
+user's own code writes (an evaluator's sample images, say) go where that
+code puts them.
 
 A failure is a `DryRunError` naming the stage (building and tracing,
 training, evaluation, saving, resuming, export) and the step, with the
