@@ -88,8 +88,8 @@ def _metrics(history: Any) -> str:
             if name != "step" and values}
   if not values:
     return "none: evaluate_now() returned None"
-  return ", ".join(f"{name} {value:.4g}" for name, value in
-                   sorted(values.items()))
+  return ", ".join(f"{name} {value + 0.0:.4g}" for name, value in
+                   sorted(values.items()))  # + 0.0: -0.0 reads 0.
 
 
 @contextlib.contextmanager
