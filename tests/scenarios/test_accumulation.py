@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+from tests import optimizer_common
 
 N, BATCH, UPDATES = 4, 8, 6
 
@@ -131,7 +132,8 @@ def test_mixed_float16_accumulates_unscaled_gradients():
 def test_mirrored_matches_one_device():
   _, one, _ = _train(lambda: keras.optimizers.Adam(0.01), BATCH, N * 3,
                      accumulate_steps=N)
-  strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+  # The process's one strategy: a second one's collectives would clash.
+  strategy = optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
   with strategy.scope():
     _, two, _ = _train(lambda: keras.optimizers.Adam(0.01), BATCH, N * 3,
                        accumulate_steps=N, strategy=strategy)
