@@ -113,8 +113,25 @@ class ScaledLearningRate:
       self.optimizer.learning_rate = self.base
 
 
+def current_rate(optimizer: Any) -> tf.Tensor | None:
+  """Traced: the rate `optimizer` applies now, as float32 (a Keras
+  schedule's at the optimizer's `iterations`), or None if it has no rate
+  to read."""
+  rate = getattr(optimizer, "learning_rate", None)
+  if rate is not None and callable(rate):
+    iterations = getattr(optimizer, "iterations", None)
+    rate = None if iterations is None else rate(iterations)
+  if rate is None:
+    return None
+  try:
+    return tf.cast(tf.convert_to_tensor(rate), tf.float32)
+  except (TypeError, ValueError):
+    return None
+
+
 class LearningRates:
-  """The scenario's schedule applied to each of its optimizers.
+  """The scenario's schedule applied to each of its optimizers, and the
+  rates they use for the logs (with or without a schedule).
 
   Args:
     owner: The scenario's name, for errors.
@@ -124,10 +141,12 @@ class LearningRates:
   def __init__(self, owner: str, schedule: schedules.Schedule | None):
     self.owner, self.schedule = owner, schedule
     self.scaled: dict[int, ScaledLearningRate] = {}
+    self.optimizers: dict[int, Any] = {}
 
   def register(self, optimizer: Any) -> None:
     """Takes `optimizer`'s base rate (eagerly, also when called in a
     trace); refuses a rate that cannot be set."""
+    self.optimizers.setdefault(id(optimizer), optimizer)
     if self.schedule is None or id(optimizer) in self.scaled:
       return
     with tf.init_scope():
@@ -145,12 +164,20 @@ class LearningRates:
       yield
 
   def logs(self, step: Any, names: dict[int, str]) -> dict[str, tf.Tensor]:
-    """Traced: the rate of `step` of every optimizer updated so far:
-    "learning_rate" for one, "learning_rate_<name>" for several (`names`:
-    id -> the scenario's name for the optimizer)."""
-    factor = factor_at(self.schedule, step)
-    rates = {key: tf.cast(scaled.base, tf.float32) * factor
-             for key, scaled in self.scaled.items()}
+    """Traced: the rate of `step` of every optimizer built or updated so
+    far (without a schedule, the rate it applies now): "learning_rate" for
+    one, "learning_rate_<name>" for several (`names`: id -> the scenario's
+    name for the optimizer)."""
+    if self.schedule is not None:
+      factor = factor_at(self.schedule, step)
+      rates = {key: tf.cast(scaled.base, tf.float32) * factor
+               for key, scaled in self.scaled.items()}
+    else:
+      rates = {key: current_rate(optimizer)
+               for key, optimizer in self.optimizers.items()}
+      rates = {key: rate for key, rate in rates.items() if rate is not None}
+    if not rates:
+      return {}
     if len(rates) == 1:
       return {"learning_rate": next(iter(rates.values()))}
     return {f"learning_rate_{names.get(key, i)}": rate

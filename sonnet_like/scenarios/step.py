@@ -379,6 +379,10 @@ class TracedStep:
         self.accumulator.start()
       if self._scales is not None:
         self._scales.start()
+      # The rates this step's updates use (read before them: a Keras
+      # schedule moves with the optimizer's iterations).
+      known, rates = set(self.rates.optimizers), self.rates.logs(self.step,
+                                                                 names)
       self._in_step = True  # Models compute in the precision.
       try:
         logs = dict(scenario.train_step(*inputs))
@@ -388,8 +392,9 @@ class TracedStep:
           self._scales.end()
       if self.loss_scale is not None:
         logs["loss_scale"] = self.loss_scale.scale.read_value()
-      if self.rates.schedule is not None:
-        logs.update(self.rates.logs(self.step, names))
+      if set(self.rates.optimizers) != known:  # First used in train_step.
+        rates = self.rates.logs(self.step, names)
+      logs.update(rates)
       loss = logs.get("loss")
       checked = loss is not None and self.recorder.checked(loss)
       finite = self.recorder.finish()

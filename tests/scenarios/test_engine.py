@@ -143,7 +143,7 @@ def test_hook_order_and_request_stop():
                                    progress=False)
   history = train(_model(), keras.optimizers.SGD(0.1), _loss, (x, y),
                   eval_data=(x, y))
-  logs = ["accuracy", "loss", "steps_per_second"]
+  logs = ["accuracy", "learning_rate", "loss", "steps_per_second"]
   assert hook.events == [
       ("begin", 0), ("step", 2, logs), ("eval", 4), ("step", 4, logs),
       ("step", 6, logs), ("end", 6)]

@@ -59,3 +59,20 @@ def test_step_rate_counts_from_the_previous_log_step(monkeypatch):
     seen.append(logs["steps_per_second"])
   # 5 steps in 2 s; 10 steps in 3 s (still from step 100); then 5 in 1 s.
   assert seen == pytest.approx([2.5, 10 / 3, 5.0])
+
+
+def test_the_learning_rate_is_logged_without_a_schedule_setting():
+  # A Keras optimizer's own schedule, read at its iterations, and a snt
+  # optimizer's constant rate.
+  decay = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10,
+                                                      decay_rate=0.5)
+  for optimizer, expected in (
+      (keras.optimizers.SGD(decay), [0.1 * 0.5 ** (s / 10) for s in (9, 19)]),
+      (snt.optimizers.SGD(0.05), [0.05, 0.05])):
+    tf.random.set_seed(0)
+    scenario = snt.scenarios.Supervised(num_steps=20, batch_size=32,
+                                        log_every=10, progress=False)
+    history = scenario(snt.Linear(1), optimizer, "mse", (X, X[:, :1]))
+    # Logged with the step's update: the rate that update used.
+    np.testing.assert_allclose(history.train["learning_rate"], expected,
+                               rtol=1e-5)
