@@ -23,8 +23,9 @@ RL scenarios run under the default strategy only: a multi-replica strategy
 would need one batch of environments per replica.
 """
 
+import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -37,6 +38,32 @@ from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
+
+class Experience(NamedTuple):
+  """One rollout with what the critic says of it (`OnPolicy.experience`).
+
+  Attributes:
+    rollout: The `rollout.Rollout`, time-major `[T, num_envs, ...]`.
+    inputs: `[T * num_envs, ...]`, its observations as the networks see
+      them (normalised, if asked), flattened.
+    values: `[T, num_envs]` values of the observations.
+    final_values: `[T, num_envs]` values of the final observations.
+    last_value: `[num_envs]` value of the observation after the last step.
+  """
+  rollout: rollout.Rollout
+  inputs: tf.Tensor
+  values: tf.Tensor
+  final_values: tf.Tensor
+  last_value: tf.Tensor
+
+
+def as_values(outputs: tf.Tensor) -> tf.Tensor:
+  """The critic's `[batch]` or `[batch, 1]` outputs (checked by `build`
+  with `policies.values_of`) as float32 `[batch]`."""
+  if outputs.shape.rank == 2:
+    outputs = outputs[:, 0]
+  return tf.cast(outputs, tf.float32)
+
 
 class OnPolicy(engine.Scenario):
   """Base class of REINFORCE and PPO (see the module docstring).
@@ -113,6 +140,7 @@ class OnPolicy(engine.Scenario):
         self.env.num_envs, self.gamma) if self.scale_rewards else None)
     self.stats = episodes.EpisodeStats(self.num_envs)
     self._evaluation = None
+    self._variables: list[tf.Variable] = []
 
   # ---- Engine interface. ----
 
@@ -138,7 +166,8 @@ class OnPolicy(engine.Scenario):
     base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
-    self.build_optimizer(self.optimizer, self.trainable_variables())
+    self._variables = self.trainable_variables()
+    self.build_optimizer(self.optimizer, self._variables)
 
   def evaluate_now(self):
     if self.eval_env is None:
@@ -193,22 +222,31 @@ class OnPolicy(engine.Scenario):
     return self.policy.act(self.actor_outputs, observation,
                            self.env.observation_spec, greedy, self.rng)
 
-  def collect(self) -> rollout.Rollout:
-    return rollout.collect(self.env, self.actor_outputs, self.policy,
-                           self.stats, self.rng, self.rollout_length,
-                           owner=type(self).__name__)
+  @property
+  def variables_to_train(self) -> list[tf.Variable]:
+    """`trainable_variables()` as `build` listed them (inside the traced
+    step a plain read)."""
+    return self._variables
 
-  def rollout_values(self, batch: rollout.Rollout):
-    """Values of the observations `[T, N]`, of the final observations
-    `[T, N]` and of the last observation `[N]`."""
+  def experience(self) -> Experience:
+    """One rollout with the current policy, then the critic's values of its
+    observations, final observations and last observation in one call."""
+    actor = (functools.partial(self.traced_step.forward, self.actor)
+             if self.normalizer is None else self.actor_outputs)
+    batch = rollout.collect(self.env, actor, self.policy, self.stats,
+                            self.rng, self.rollout_length,
+                            owner=type(self).__name__)
     size = self.rollout_length * self.num_envs
-    every = tf.concat([rollout.flatten(batch.observations),
-                       rollout.flatten(batch.final_observations),
-                       batch.last_observation], axis=0)
-    values = self.critic_values(every)
+    both = tf.concat([batch.observations, batch.final_observations], axis=0)
+    every = tf.concat([
+        tf.reshape(both, tf.concat([[2 * size], tf.shape(both)[2:]], 0)),
+        batch.last_observation], axis=0)
+    every = self.normalize(every)
+    values = as_values(self.traced_step.forward(self.critic, every))
     shape = [self.rollout_length, self.num_envs]
-    return (tf.reshape(values[:size], shape),
-            tf.reshape(values[size:2 * size], shape), values[2 * size:])
+    return Experience(batch, every[:size], tf.reshape(values[:size], shape),
+                      tf.reshape(values[size:2 * size], shape),
+                      values[2 * size:])
 
   # ---- Export (end of run with export_dir=...). ----
 

@@ -230,6 +230,23 @@ class Policy(tf.Module):
     noise = tf.random.stateless_normal(tf.shape(mean), seed)
     return mean + tf.exp(log_std) * noise
 
+  def explore(self, outputs: Any, rng: tf.random.Generator
+              ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """What a rollout step needs, in one call: a raw action sampled from
+    `rng` (`sample`), its log-probability under `distribution(outputs)` and
+    the action for the environment (`to_env`)."""
+    action = self.sample(outputs, rng)
+    log_prob = self.distribution(outputs).log_prob(action)
+    return action, log_prob, self.to_env(action)
+
+  def evaluate(self, outputs: Any, actions: tf.Tensor
+               ) -> tuple[tf.Tensor, tf.Tensor]:
+    """What a policy-gradient update needs, in one call: `[batch]`
+    log-probabilities of the raw `actions` under `distribution(outputs)`
+    and `[batch]` entropies (`entropy(outputs, actions)`)."""
+    log_prob = self.distribution(outputs).log_prob(actions)
+    return log_prob, self.entropy(outputs, actions)
+
   def to_env(self, actions: tf.Tensor) -> tf.Tensor:
     """What the environment gets: a Box's raw actions clipped to its bounds,
     or squashed into them."""

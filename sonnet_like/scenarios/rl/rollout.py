@@ -51,10 +51,15 @@ class Rollout(NamedTuple):
   last_observation: tf.Tensor
 
 
-def flatten(x: tf.Tensor) -> tf.Tensor:
-  """`[T, num_envs, ...]` -> `[T * num_envs, ...]`."""
+def _flatten_one(x: tf.Tensor) -> tf.Tensor:
   shape = tf.shape(x)
   return tf.reshape(x, tf.concat([[shape[0] * shape[1]], shape[2:]], 0))
+
+
+def flatten(x: Any) -> Any:
+  """`[T, num_envs, ...]` -> `[T * num_envs, ...]`, for a tensor or for
+  every tensor of a nest (a tuple of them: one call for a whole batch)."""
+  return tf.nest.map_structure(_flatten_one, x)
 
 
 def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
@@ -90,11 +95,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             array(spec.dtype, spec.shape.as_list()))
 
   def body(t, observation, arrays):
-    outputs = actor(observation)
-    action = policy.sample(outputs, rng)
-    log_prob = policy.distribution(outputs).log_prob(action)
-    timestep = base.checked_timestep(env, env.step(policy.to_env(action)),
-                                     owner)
+    action, log_prob, env_action = policy.explore(actor(observation), rng)
+    timestep = base.checked_timestep(env, env.step(env_action), owner)
     stats.update(timestep)
     values = (observation, action, log_prob,
               tf.cast(timestep.reward, tf.float32), timestep.terminated,
