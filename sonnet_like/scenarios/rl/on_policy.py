@@ -80,6 +80,10 @@ class OnPolicy(engine.Scenario):
       trained variable (see `policies.Policy`).
     squash: A Box policy's actions are `tanh`-squashed into the bounds
       rather than clipped.
+    sde_sample_freq: None (fresh Gaussian noise every step), or explore a
+      Box policy with gSDE (`policies`' module docstring): noise linear in
+      the actor's inputs, its matrices drawn again every this many steps.
+      The policy's log-std is then a `[observation size, k]` variable.
     log_every: Record logs every this many rollouts.
     **kwargs: Loop settings of `Scenario` (eval_every, save_every, save_dir,
       steps_per_call, jit_compile, on_nonfinite, clip_norm, seed, hooks,
@@ -93,7 +97,8 @@ class OnPolicy(engine.Scenario):
   def __init__(self, num_env_steps: int, *, num_envs: int,
                rollout_length: int, eval_episodes: int = 100,
                log_std_init: float = 0.0, state_dependent_std: bool = False,
-               squash: bool = False, log_every: int = 10, **kwargs):
+               squash: bool = False, sde_sample_freq: int | None = None,
+               log_every: int = 10, **kwargs):
     owner = type(self).__name__
     arguments.check_positive_int(owner, "num_env_steps", num_env_steps)
     arguments.check_positive_int(owner, "num_envs", num_envs)
@@ -107,6 +112,8 @@ class OnPolicy(engine.Scenario):
                         ("squash", squash)):
       if not isinstance(value, bool):
         raise ValueError(f"{owner}: {name} must be a bool, got {value!r}.")
+    if sde_sample_freq is not None:
+      arguments.check_positive_int(owner, "sde_sample_freq", sde_sample_freq)
     steps = -(-num_env_steps // (num_envs * rollout_length))
     super().__init__(steps, log_every=log_every, **kwargs)
     environments.check_strategy(owner, self.strategy)
@@ -114,6 +121,7 @@ class OnPolicy(engine.Scenario):
     self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
     self.log_std_init = float(log_std_init)
     self.state_dependent_std, self.squash = state_dependent_std, squash
+    self.sde_sample_freq = sde_sample_freq
     self.normalizer: normalization.ObservationNormalizer | None = None
     self.reward_scaler: normalization.RewardScaler | None = None
     self._evaluation: environments.GreedyEvaluation | None = None
@@ -130,9 +138,17 @@ class OnPolicy(engine.Scenario):
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
         eval_every=self.eval_every, seed=self.seed + 1)
+    spec = self.env.observation_spec
+    if self.sde_sample_freq is not None and spec.shape.rank != 1:
+      raise ValueError(f"{owner}: gSDE (sde_sample_freq) takes observations "
+                       f"with one axis as its features, got shape "
+                       f"{spec.shape.as_list()}.")
     self.policy = policies.Policy(
         owner, self.env.action_space, self.log_std_init,
-        state_dependent_std=self.state_dependent_std, squash=self.squash)
+        state_dependent_std=self.state_dependent_std, squash=self.squash,
+        sde_sample_freq=self.sde_sample_freq,
+        sde_features=spec.shape[0] if spec.shape.rank == 1 else 0,
+        sde_batch=self.num_envs)
     self.normalizer = (normalization.ObservationNormalizer(
         self.env.observation_spec.shape) if self.normalize_observations
                        else None)
@@ -220,7 +236,8 @@ class OnPolicy(engine.Scenario):
       One action or a batch, as the environment takes them.
     """
     return self.policy.act(self.actor_outputs, observation,
-                           self.env.observation_spec, greedy, self.rng)
+                           self.env.observation_spec, greedy, self.rng,
+                           features=self.normalize)
 
   @property
   def variables_to_train(self) -> list[tf.Variable]:
@@ -233,9 +250,10 @@ class OnPolicy(engine.Scenario):
     observations, final observations and last observation in one call."""
     actor = (functools.partial(self.traced_step.forward, self.actor)
              if self.normalizer is None else self.actor_outputs)
-    batch = rollout.collect(self.env, actor, self.policy, self.stats,
-                            self.rng, self.rollout_length,
-                            owner=type(self).__name__)
+    batch = rollout.collect(
+        self.env, actor, self.policy, self.stats, self.rng,
+        self.rollout_length, owner=type(self).__name__,
+        features=self.normalize if self.policy.uses_sde else None)
     size = self.rollout_length * self.num_envs
     both = tf.concat([batch.observations, batch.final_observations], axis=0)
     every = tf.concat([

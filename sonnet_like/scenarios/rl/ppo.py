@@ -118,6 +118,8 @@ class PPO(on_policy.OnPolicy):
     log_std_init: Initial log standard deviation of a Box policy.
     state_dependent_std: The actor outputs the log-stds too (see `OnPolicy`).
     squash: tanh-squash Box actions into the bounds (see `OnPolicy`).
+    sde_sample_freq: None, or explore with gSDE, its noise drawn again
+      every this many steps (see `OnPolicy`).
     **kwargs: Loop settings of `Scenario` (save_every, save_dir,
       steps_per_call, log_every, jit_compile, on_nonfinite, clip_norm, seed,
       hooks, progress, ...), counted in rollouts.
@@ -269,7 +271,7 @@ class PPO(on_policy.OnPolicy):
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
       outputs = self.traced_step.forward(self.actor, inputs)
-      log_prob, entropy = self.policy.evaluate(outputs, actions)
+      log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
       log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
       clipped = tf.clip_by_value(ratio, 1.0 - self.clip_ratio,

@@ -65,7 +65,8 @@ def flatten(x: Any) -> Any:
 def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             policy: policies.Policy, stats: episodes.EpisodeStats,
             rng: tf.random.Generator, length: int,
-            owner: str | None = None) -> Rollout:
+            owner: str | None = None,
+            features: Callable[[tf.Tensor], Any] | None = None) -> Rollout:
   """Steps `env` `length` times with actions sampled from `actor`.
 
   Args:
@@ -76,6 +77,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     rng: The only source of randomness (the scenario's checkpointed one).
     length: Steps per environment (a Python int).
     owner: The scenario collecting, named in shape errors.
+    features: For a gSDE policy: observations -> the features its noise
+      multiplies (the actor's inputs).
 
   Returns:
     A `Rollout`.
@@ -95,7 +98,9 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             array(spec.dtype, spec.shape.as_list()))
 
   def body(t, observation, arrays):
-    action, log_prob, env_action = policy.explore(actor(observation), rng)
+    action, log_prob, env_action = policy.explore(
+        actor(observation), rng,
+        None if features is None else features(observation))
     timestep = base.checked_timestep(env, env.step(env_action), owner)
     stats.update(timestep)
     values = (observation, action, log_prob,
