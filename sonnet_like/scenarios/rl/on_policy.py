@@ -108,12 +108,12 @@ class OnPolicy(engine.Scenario):
         log_std_init, (int, float)) or not math.isfinite(log_std_init):
       raise ValueError(f"{owner}: log_std_init must be a finite number, got "
                        f"{log_std_init!r}.")
+    if sde_sample_freq is not None:
+      arguments.check_positive_int(owner, "sde_sample_freq", sde_sample_freq)
     for name, value in (("state_dependent_std", state_dependent_std),
                         ("squash", squash)):
       if not isinstance(value, bool):
         raise ValueError(f"{owner}: {name} must be a bool, got {value!r}.")
-    if sde_sample_freq is not None:
-      arguments.check_positive_int(owner, "sde_sample_freq", sde_sample_freq)
     steps = -(-num_env_steps // (num_envs * rollout_length))
     super().__init__(steps, log_every=log_every, **kwargs)
     environments.check_strategy(owner, self.strategy)

@@ -155,7 +155,7 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
                       gae_lambda=0.9, clip_ratio=0.1, entropy_coef=0.00429,
                       value_coef=0.19, clip_norm=5.0,
                       normalize_observations=True, scale_rewards=True,
-                      sde_sample_freq=8, log_std_init=-3.29),
+                      sde_sample_freq=8, log_std_init=-2.2),
         learning_rate=7.77e-5, hidden=(64, 64), actor_outputs=1),
     "Pendulum-v1": dict(
         settings=dict(num_env_steps=100_000, num_envs=4, rollout_length=1024,

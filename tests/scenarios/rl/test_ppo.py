@@ -396,3 +396,14 @@ def test_ppo_learns_continuous_guess_with_both_options_and_float16():
   # Acting on 0 gets 0.75 a step (3.75 an episode), the sign 1 (5).
   assert untrained < 4.2
   assert history.eval["return"][-1] > 4.7, history.eval["return"]
+
+
+def test_sde_settings_are_checked_when_made_and_called():
+  with pytest.raises(ValueError, match="PPO: sde_sample_freq must be a "
+                     "positive int, got 0"):
+    snt.scenarios.PPO(100, num_envs=4, rollout_length=5, sde_sample_freq=0)
+  ppo = snt.scenarios.PPO(100, num_envs=4, rollout_length=5,
+                          sde_sample_freq=2, progress=False)
+  with pytest.raises(ValueError, match=r"PPO: gSDE \(sde_sample_freq\) is for "
+                     r"Box actions, got Discrete\(2\)"):
+    ppo(*_nets(), keras.optimizers.Adam(0.01), rl_toys.Guess(4))
