@@ -112,8 +112,9 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
 
 # PPO (issue 28): rl-baselines3-zoo's hyperparameters (hyperparams/ppo.yml)
 # at its step budgets, with Stable-Baselines3's defaults where the zoo
-# gives none: 64-64 tanh networks, orthogonal initialisation, gradients
-# clipped to norm 0.5, batch 64 (num_minibatches = rollout size / 64).
+# gives none: 64-64 tanh networks, orthogonal initialisation, batch 64
+# (num_minibatches = rollout size / 64); SB3's gradient clipping to norm
+# 0.5 in the CartPole and Pendulum recipes (measured without elsewhere).
 # Measured with benchmarks/ppo_recipes.py (greedy mean over 20 gymnasium
 # episodes after training; seeds 0-2; BUILD_NOTES "PPO recipes (issue 28)"
 # has every run and what did not work):
