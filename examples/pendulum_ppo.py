@@ -6,8 +6,8 @@ prints the wall time and the greedy mean return over 20 episodes of
 gymnasium's Pendulum-v1 (-200 or better is solved here; random play gets
 about -1200). Acting afterwards: `ppo.act(observation)`.
 
-    python examples/pendulum_ppo.py --steps 200000 --seed 0
-    python examples/pendulum_ppo.py --steps 200000 --seed 0 --in_graph
+    python examples/pendulum_ppo.py --seed 0
+    python examples/pendulum_ppo.py --seed 0 --in_graph
 """
 
 import argparse
@@ -43,7 +43,8 @@ def greedy_return(scenario, episodes_=20, seed=1000) -> float:
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--steps", type=int, default=200_000)
+  parser.add_argument("--steps", type=int, default=None,
+                      help="env steps (default: the recipe's, 100k)")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--in_graph", action="store_true")
   parser.add_argument("--eval_every", type=int, default=4,
@@ -56,6 +57,7 @@ def main(argv=None):
   tf.random.set_seed(args.seed)
   recipe = snt.scenarios.PPO.recipe("Pendulum-v1")
   start = time.perf_counter()
+  args.steps = args.steps or recipe.num_env_steps
   ppo = recipe.scenario(num_env_steps=args.steps, seed=args.seed,
                         eval_every=args.eval_every, eval_episodes=20,
                         progress=False, hooks=[PrintEval(start)],

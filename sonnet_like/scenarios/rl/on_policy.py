@@ -23,8 +23,9 @@ RL scenarios run under the default strategy only: a multi-replica strategy
 would need one batch of environments per replica.
 """
 
+import functools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
@@ -37,6 +38,32 @@ from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import normalization
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
+
+class Experience(NamedTuple):
+  """One rollout with what the critic says of it (`OnPolicy.experience`).
+
+  Attributes:
+    rollout: The `rollout.Rollout`, time-major `[T, num_envs, ...]`.
+    inputs: `[T * num_envs, ...]`, its observations as the networks see
+      them (normalised, if asked), flattened.
+    values: `[T, num_envs]` values of the observations.
+    final_values: `[T, num_envs]` values of the final observations.
+    last_value: `[num_envs]` value of the observation after the last step.
+  """
+  rollout: rollout.Rollout
+  inputs: tf.Tensor
+  values: tf.Tensor
+  final_values: tf.Tensor
+  last_value: tf.Tensor
+
+
+def as_values(outputs: tf.Tensor) -> tf.Tensor:
+  """The critic's `[batch]` or `[batch, 1]` outputs (checked by `build`
+  with `policies.values_of`) as float32 `[batch]`."""
+  if outputs.shape.rank == 2:
+    outputs = outputs[:, 0]
+  return tf.cast(outputs, tf.float32)
+
 
 class OnPolicy(engine.Scenario):
   """Base class of REINFORCE and PPO (see the module docstring).
@@ -53,6 +80,10 @@ class OnPolicy(engine.Scenario):
       trained variable (see `policies.Policy`).
     squash: A Box policy's actions are `tanh`-squashed into the bounds
       rather than clipped.
+    sde_sample_freq: None (fresh Gaussian noise every step), or explore a
+      Box policy with gSDE (`policies`' module docstring): noise linear in
+      the actor's inputs, its matrices drawn again every this many steps.
+      The policy's log-std is then a `[observation size, k]` variable.
     log_every: Record logs every this many rollouts.
     **kwargs: Loop settings of `Scenario` (eval_every, save_every, save_dir,
       steps_per_call, jit_compile, on_nonfinite, clip_norm, seed, hooks,
@@ -66,7 +97,8 @@ class OnPolicy(engine.Scenario):
   def __init__(self, num_env_steps: int, *, num_envs: int,
                rollout_length: int, eval_episodes: int = 100,
                log_std_init: float = 0.0, state_dependent_std: bool = False,
-               squash: bool = False, log_every: int = 10, **kwargs):
+               squash: bool = False, sde_sample_freq: int | None = None,
+               log_every: int = 10, **kwargs):
     owner = type(self).__name__
     arguments.check_positive_int(owner, "num_env_steps", num_env_steps)
     arguments.check_positive_int(owner, "num_envs", num_envs)
@@ -76,6 +108,8 @@ class OnPolicy(engine.Scenario):
         log_std_init, (int, float)) or not math.isfinite(log_std_init):
       raise ValueError(f"{owner}: log_std_init must be a finite number, got "
                        f"{log_std_init!r}.")
+    if sde_sample_freq is not None:
+      arguments.check_positive_int(owner, "sde_sample_freq", sde_sample_freq)
     for name, value in (("state_dependent_std", state_dependent_std),
                         ("squash", squash)):
       if not isinstance(value, bool):
@@ -87,6 +121,7 @@ class OnPolicy(engine.Scenario):
     self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
     self.log_std_init = float(log_std_init)
     self.state_dependent_std, self.squash = state_dependent_std, squash
+    self.sde_sample_freq = sde_sample_freq
     self.normalizer: normalization.ObservationNormalizer | None = None
     self.reward_scaler: normalization.RewardScaler | None = None
     self._evaluation: environments.GreedyEvaluation | None = None
@@ -103,9 +138,17 @@ class OnPolicy(engine.Scenario):
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
         eval_every=self.eval_every, seed=self.seed + 1)
+    spec = self.env.observation_spec
+    if self.sde_sample_freq is not None and spec.shape.rank != 1:
+      raise ValueError(f"{owner}: gSDE (sde_sample_freq) takes observations "
+                       f"with one axis as its features, got shape "
+                       f"{spec.shape.as_list()}.")
     self.policy = policies.Policy(
         owner, self.env.action_space, self.log_std_init,
-        state_dependent_std=self.state_dependent_std, squash=self.squash)
+        state_dependent_std=self.state_dependent_std, squash=self.squash,
+        sde_sample_freq=self.sde_sample_freq,
+        sde_features=spec.shape[0] if spec.shape.rank == 1 else 0,
+        sde_batch=self.num_envs)
     self.normalizer = (normalization.ObservationNormalizer(
         self.env.observation_spec.shape) if self.normalize_observations
                        else None)
@@ -113,6 +156,7 @@ class OnPolicy(engine.Scenario):
         self.env.num_envs, self.gamma) if self.scale_rewards else None)
     self.stats = episodes.EpisodeStats(self.num_envs)
     self._evaluation = None
+    self._variables: list[tf.Variable] = []
 
   # ---- Engine interface. ----
 
@@ -138,7 +182,8 @@ class OnPolicy(engine.Scenario):
     base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
-    self.build_optimizer(self.optimizer, self.trainable_variables())
+    self._variables = self.trainable_variables()
+    self.build_optimizer(self.optimizer, self._variables)
 
   def evaluate_now(self):
     if self.eval_env is None:
@@ -191,24 +236,35 @@ class OnPolicy(engine.Scenario):
       One action or a batch, as the environment takes them.
     """
     return self.policy.act(self.actor_outputs, observation,
-                           self.env.observation_spec, greedy, self.rng)
+                           self.env.observation_spec, greedy, self.rng,
+                           features=self.normalize)
 
-  def collect(self) -> rollout.Rollout:
-    return rollout.collect(self.env, self.actor_outputs, self.policy,
-                           self.stats, self.rng, self.rollout_length,
-                           owner=type(self).__name__)
+  @property
+  def variables_to_train(self) -> list[tf.Variable]:
+    """`trainable_variables()` as `build` listed them (inside the traced
+    step a plain read)."""
+    return self._variables
 
-  def rollout_values(self, batch: rollout.Rollout):
-    """Values of the observations `[T, N]`, of the final observations
-    `[T, N]` and of the last observation `[N]`."""
+  def experience(self) -> Experience:
+    """One rollout with the current policy, then the critic's values of its
+    observations, final observations and last observation in one call."""
+    actor = (functools.partial(self.traced_step.forward, self.actor)
+             if self.normalizer is None else self.actor_outputs)
+    batch = rollout.collect(
+        self.env, actor, self.policy, self.stats, self.rng,
+        self.rollout_length, owner=type(self).__name__,
+        features=self.normalize if self.policy.uses_sde else None)
     size = self.rollout_length * self.num_envs
-    every = tf.concat([rollout.flatten(batch.observations),
-                       rollout.flatten(batch.final_observations),
-                       batch.last_observation], axis=0)
-    values = self.critic_values(every)
+    both = tf.concat([batch.observations, batch.final_observations], axis=0)
+    every = tf.concat([
+        tf.reshape(both, tf.concat([[2 * size], tf.shape(both)[2:]], 0)),
+        batch.last_observation], axis=0)
+    every = self.normalize(every)
+    values = as_values(self.traced_step.forward(self.critic, every))
     shape = [self.rollout_length, self.num_envs]
-    return (tf.reshape(values[:size], shape),
-            tf.reshape(values[size:2 * size], shape), values[2 * size:])
+    return Experience(batch, every[:size], tf.reshape(values[:size], shape),
+                      tf.reshape(values[size:2 * size], shape),
+                      values[2 * size:])
 
   # ---- Export (end of run with export_dir=...). ----
 

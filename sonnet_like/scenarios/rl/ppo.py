@@ -117,6 +117,8 @@ class PPO(on_policy.OnPolicy):
     log_std_init: Initial log standard deviation of a Box policy.
     state_dependent_std: The actor outputs the log-stds too (see `OnPolicy`).
     squash: tanh-squash Box actions into the bounds (see `OnPolicy`).
+    sde_sample_freq: None, or explore with gSDE, its noise drawn again
+      every this many steps (see `OnPolicy`).
     **kwargs: Loop settings of `Scenario` (save_every, save_dir,
       steps_per_call, log_every, jit_compile, on_nonfinite, clip_norm, seed,
       hooks, progress, ...), counted in rollouts.
@@ -199,18 +201,18 @@ class PPO(on_policy.OnPolicy):
 
   def train_step(self):
     """One rollout and its update epochs."""
-    batch = self.collect()
+    experience = self.experience()
+    batch = experience.rollout
     rewards = batch.rewards
     if self.reward_scaler is not None:
       rewards = self.reward_scaler(
           rewards, tf.logical_or(batch.terminated, batch.truncated))
-    values, final_values, last_value = self.rollout_values(batch)
-    advantages = returns.gae(rewards, values, batch.terminated,
+    advantages = returns.gae(rewards, experience.values, batch.terminated,
                              batch.truncated, self.gamma, self.gae_lambda,
-                             final_values, last_value)
-    data = tuple(rollout.flatten(x) for x in (
-        batch.observations, batch.actions, batch.log_probs, advantages,
-        advantages + values))
+                             experience.final_values, experience.last_value)
+    data = (experience.inputs,) + rollout.flatten((
+        batch.actions, batch.log_probs, advantages,
+        advantages + experience.values))
     logs = self._update_epochs(data)
     logs.update(self.stats.logs())
     if self.normalizer is not None:  # For the next rollout.
@@ -252,24 +254,26 @@ class PPO(on_policy.OnPolicy):
     logs["updates"] = tf.cast(done, tf.float32)
     return logs
 
-  def _update(self, observations, actions, old_log_probs, advantages,
+  def _update(self, inputs, actions, old_log_probs, advantages,
               targets) -> tf.Tensor:
-    """One minibatch step; returns its six logged values."""
+    """One minibatch step on network inputs (normalised observations);
+    returns its six logged values."""
     if self.normalize_advantages:
       advantages = returns.standardize(advantages)
-    variables = self.trainable_variables()
+    variables = self.variables_to_train
     with tf.GradientTape() as tape:
-      outputs = self.actor_outputs(observations)
-      distribution = self.policy.distribution(outputs)
-      log_ratio = distribution.log_prob(actions) - old_log_probs
+      outputs = self.traced_step.forward(self.actor, inputs)
+      log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
+      log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
       clipped = tf.clip_by_value(ratio, 1.0 - self.clip_ratio,
                                  1.0 + self.clip_ratio)
       policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages,
                                                clipped * advantages))
-      value_loss = 0.5 * tf.reduce_mean(
-          tf.square(self.critic_values(observations) - targets))
-      entropy = tf.reduce_mean(self.policy.entropy(outputs, actions))
+      values = on_policy.as_values(self.traced_step.forward(self.critic,
+                                                            inputs))
+      value_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
+      entropy = tf.reduce_mean(entropy)
       loss = policy_loss + self.value_coef * value_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy

@@ -103,18 +103,18 @@ class REINFORCE(on_policy.OnPolicy):
 
   def train_step(self):
     """One rollout and one gradient step on it."""
-    batch = self.collect()
-    _, final_values, last_value = self.rollout_values(batch)
-    targets = rollout.flatten(returns.discounted_returns(
+    experience = self.experience()
+    batch = experience.rollout
+    targets, actions = rollout.flatten((returns.discounted_returns(
         batch.rewards, batch.terminated, batch.truncated, self.gamma,
-        final_values, last_value))
-    observations = rollout.flatten(batch.observations)
-    actions = rollout.flatten(batch.actions)
-    variables = self.trainable_variables()
+        experience.final_values, experience.last_value), batch.actions))
+    variables = self.variables_to_train
     with tf.GradientTape() as tape:
       distribution = self.policy.distribution(
-          self.actor_outputs(observations))
-      values = self.critic_values(observations)
+          self.traced_step.forward(self.actor, experience.inputs),
+          experience.inputs)
+      values = on_policy.as_values(self.traced_step.forward(
+          self.critic, experience.inputs))
       advantages = tf.stop_gradient(targets - values)
       if self.normalize_advantages:
         advantages = returns.standardize(advantages)

@@ -51,16 +51,22 @@ class Rollout(NamedTuple):
   last_observation: tf.Tensor
 
 
-def flatten(x: tf.Tensor) -> tf.Tensor:
-  """`[T, num_envs, ...]` -> `[T * num_envs, ...]`."""
+def _flatten_one(x: tf.Tensor) -> tf.Tensor:
   shape = tf.shape(x)
   return tf.reshape(x, tf.concat([[shape[0] * shape[1]], shape[2:]], 0))
+
+
+def flatten(x: Any) -> Any:
+  """`[T, num_envs, ...]` -> `[T * num_envs, ...]`, for a tensor or for
+  every tensor of a nest (a tuple of them: one call for a whole batch)."""
+  return tf.nest.map_structure(_flatten_one, x)
 
 
 def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             policy: policies.Policy, stats: episodes.EpisodeStats,
             rng: tf.random.Generator, length: int,
-            owner: str | None = None) -> Rollout:
+            owner: str | None = None,
+            features: Callable[[tf.Tensor], Any] | None = None) -> Rollout:
   """Steps `env` `length` times with actions sampled from `actor`.
 
   Args:
@@ -71,6 +77,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     rng: The only source of randomness (the scenario's checkpointed one).
     length: Steps per environment (a Python int).
     owner: The scenario collecting, named in shape errors.
+    features: For a gSDE policy: observations -> the features its noise
+      multiplies (the actor's inputs).
 
   Returns:
     A `Rollout`.
@@ -90,11 +98,10 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             array(spec.dtype, spec.shape.as_list()))
 
   def body(t, observation, arrays):
-    outputs = actor(observation)
-    action = policy.sample(outputs, rng)
-    log_prob = policy.distribution(outputs).log_prob(action)
-    timestep = base.checked_timestep(env, env.step(policy.to_env(action)),
-                                     owner)
+    action, log_prob, env_action = policy.explore(
+        actor(observation), rng,
+        None if features is None else features(observation))
+    timestep = base.checked_timestep(env, env.step(env_action), owner)
     stats.update(timestep)
     values = (observation, action, log_prob,
               tf.cast(timestep.reward, tf.float32), timestep.terminated,

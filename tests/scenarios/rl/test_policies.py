@@ -214,3 +214,92 @@ def test_importing_sonnet_like_does_not_import_tensorflow_probability():
   out = subprocess.run([sys.executable, "-c", code], capture_output=True,
                        text=True, check=True, cwd=tests.ROOT).stdout
   assert out.strip() == "False"
+
+
+# ---- gSDE: noise linear in the features, drawn again every k steps ----
+
+def _sde_policy(freq=3, batch=2, log_std_init=0.0):
+  # Features of size 3, two actions, `batch` environments.
+  return policies.Policy("PPO", BOX, log_std_init, sde_sample_freq=freq,
+                         sde_features=3, sde_batch=batch)
+
+
+def test_sde_variables_shapes_and_distribution():
+  policy = _sde_policy(log_std_init=-1.0)
+  assert policy.uses_sde and not policy.exports_sampling
+  assert policy.size == 2 and policy.log_std.shape == [3, 2]
+  assert [v.name for v in policy.trainable_variables] == ["log_std:0"]
+  assert policy.sde_noise.shape == [2, 3, 2]
+  means = tf.constant([[0.5, 1.0], [0.0, -1.0]])
+  features = tf.constant([[1.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+  mean, log_std = policy.mean_and_log_std(means, features)
+  np.testing.assert_allclose(mean.numpy(), means.numpy())
+  # Variance sum_j f_j^2 sigma^2 (+ epsilon): 5 e^-2 per action, then eps.
+  want = 0.5 * np.log([[5 * np.exp(-2.0)] * 2, [policies.SDE_EPSILON] * 2])
+  np.testing.assert_allclose(log_std.numpy(), want, rtol=1e-5)
+  rng = tf.random.Generator.from_seed(0)
+  action, log_prob, env_action = policy.explore(means, rng, features)
+  assert action.shape == [2, 2] and log_prob.shape == [2]
+  want_log_prob = tfd.Independent(tfd.Normal(mean, tf.exp(log_std)), 1)
+  np.testing.assert_allclose(log_prob.numpy(),
+                             want_log_prob.log_prob(action).numpy(),
+                             rtol=1e-5)
+  np.testing.assert_array_equal(env_action.numpy(),
+                                policy.to_env(action).numpy())
+  # Features of zero: no noise at all.
+  np.testing.assert_allclose(action[1].numpy(), means[1].numpy())
+  with pytest.raises(ValueError, match=r"PPO: gSDE exploration needs the "
+                     r"actor's inputs as features, \[batch, 3\], got None"):
+    policy.explore(means, rng)
+
+
+def test_sde_noise_is_redrawn_every_k_steps_per_environment():
+  policy, rng = _sde_policy(freq=3), tf.random.Generator.from_seed(4)
+  means = tf.zeros([2, 2])
+  features = tf.constant([[1.0, -1.0, 0.5], [0.3, 0.2, 1.0]])
+  explore = tf.function(lambda: policy.explore(means, rng, features)[0])
+  noise = np.stack([explore().numpy() for _ in range(7)])
+  for same in ([0, 1, 2], [3, 4, 5]):
+    for step in same[1:]:
+      np.testing.assert_array_equal(noise[step], noise[same[0]])
+  for a, b in ((2, 3), (5, 6)):
+    assert np.all(noise[a] != noise[b])
+  assert np.all(noise[0, 0] != noise[0, 1])  # One matrix per environment.
+  assert int(policy.sde_steps) == 7
+  # The noise is the features times the stored matrix.
+  np.testing.assert_allclose(
+      noise[6], np.einsum("bf,bfk->bk", features, policy.sde_noise.numpy()),
+      rtol=1e-6)
+
+
+def test_sde_noise_and_count_are_checkpointed(tmp_path):
+  policy, rng = _sde_policy(freq=4), tf.random.Generator.from_seed(1)
+  means, features = tf.zeros([2, 2]), tf.ones([2, 3])
+  for _ in range(2):
+    policy.explore(means, rng, features)
+  path = tf.train.Checkpoint(policy=policy).save(str(tmp_path / "ckpt"))
+  later = [policy.explore(means, rng, features)[0].numpy() for _ in range(3)]
+  restored, other_rng = _sde_policy(freq=4), tf.random.Generator.from_seed(1)
+  tf.train.Checkpoint(policy=restored).restore(path).assert_consumed()
+  for _ in range(2):  # The generator as it was at the save.
+    other_rng.make_seeds(1)
+  again = [restored.explore(means, other_rng, features)[0].numpy()
+           for _ in range(3)]
+  # Steps 3 and 4 reuse the matrices drawn at step 1, step 5 draws anew.
+  for a, b in zip(later, again):
+    np.testing.assert_array_equal(a, b)
+  np.testing.assert_array_equal(later[0], later[1])
+
+
+def test_sde_options_are_checked():
+  with pytest.raises(ValueError, match="PPO: sde_sample_freq must be a "
+                     "positive int"):
+    policies.Policy("PPO", BOX, sde_sample_freq=0, sde_features=3,
+                    sde_batch=2)
+  with pytest.raises(ValueError, match=r"PPO: gSDE \(sde_sample_freq\) is for "
+                     r"Box actions, got Discrete\(2\)"):
+    policies.Policy("PPO", envs.Discrete(2), sde_sample_freq=2,
+                    sde_features=3, sde_batch=2)
+  with pytest.raises(ValueError, match="choose one"):
+    policies.Policy("PPO", BOX, state_dependent_std=True, sde_sample_freq=2,
+                    sde_features=3, sde_batch=2)

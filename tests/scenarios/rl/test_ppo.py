@@ -245,7 +245,8 @@ def _target_ppo(num_env_steps=4_000, **settings):
 
 @pytest.mark.parametrize("options", [
     dict(state_dependent_std=True, squash=True),
-    dict(normalize_observations=True, scale_rewards=True)])
+    dict(normalize_observations=True, scale_rewards=True),
+    dict(sde_sample_freq=4, log_std_init=-0.5)])
 def test_ppo_learns_with_the_policy_and_normalisation_options(options):
   ppo = _target_ppo(**options)
   outputs = 2 if options.get("state_dependent_std") else 1
@@ -262,6 +263,9 @@ def test_ppo_learns_with_the_policy_and_normalisation_options(options):
                                rtol=0.1)
     assert float(ppo.reward_scaler.statistics.count) == 4_000
     assert "observation_normalizer" in ppo.trackables()
+  elif options.get("sde_sample_freq"):
+    assert ppo.models()["log_std"].log_std.shape == [1, 1]
+    assert int(ppo.policy.sde_steps) == 4_000 // 16
   else:
     assert "log_std" not in ppo.models()
 
@@ -300,6 +304,30 @@ def test_normalised_run_resumes_bitwise_and_exports_what_act_does(tmp_path):
   np.testing.assert_allclose(exported["action"], whole.act(observations),
                              rtol=1e-5, atol=1e-6)
   assert whole.act(observations[0]).shape == [1]
+
+
+def test_sde_run_resumes_bitwise_with_noise_held_across_rollouts(tmp_path):
+  # Rollouts of 10 steps, noise drawn every 4: a rollout starts with the
+  # matrices of the one before, which the checkpoint must hold.
+  def run(save_dir, num_env_steps):
+    ppo = _target_ppo(num_env_steps=num_env_steps, sde_sample_freq=4,
+                      normalize_observations=True, save_dir=str(save_dir),
+                      save_every=5, eval_every=None)
+    ppo(snt.Linear(1, name="actor"), snt.Linear(1, name="critic"),
+        keras.optimizers.Adam(0.02), ScaledTarget(16, seed=0))
+    return ppo
+
+  whole = run(tmp_path / "whole", 1_600)
+  run(tmp_path / "parts", 800)
+  resumed = run(tmp_path / "parts", 1_600)
+  assert resumed.step == whole.step == 10
+  assert int(whole.policy.sde_steps) == 100
+  state = lambda s: [v.numpy() for _, m in sorted(s.trackables().items())
+                     for v in getattr(m, "variables", [])]
+  for a, b in zip(state(whole), state(resumed)):
+    np.testing.assert_array_equal(a, b)
+  observations = ScaledTarget(5, seed=9).reset(seed=9)
+  assert whole.act(observations, greedy=False).shape == [5, 1]
 
 
 # ---- learning_rate_schedule and target_kl ----
@@ -368,3 +396,14 @@ def test_ppo_learns_continuous_guess_with_both_options_and_float16():
   # Acting on 0 gets 0.75 a step (3.75 an episode), the sign 1 (5).
   assert untrained < 4.2
   assert history.eval["return"][-1] > 4.7, history.eval["return"]
+
+
+def test_sde_settings_are_checked_when_made_and_called():
+  with pytest.raises(ValueError, match="PPO: sde_sample_freq must be a "
+                     "positive int, got 0"):
+    snt.scenarios.PPO(100, num_envs=4, rollout_length=5, sde_sample_freq=0)
+  ppo = snt.scenarios.PPO(100, num_envs=4, rollout_length=5,
+                          sde_sample_freq=2, progress=False)
+  with pytest.raises(ValueError, match=r"PPO: gSDE \(sde_sample_freq\) is for "
+                     r"Box actions, got Discrete\(2\)"):
+    ppo(*_nets(), keras.optimizers.Adam(0.01), rl_toys.Guess(4))
