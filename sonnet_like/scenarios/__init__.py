@@ -20,6 +20,7 @@ from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
+from sonnet_like.scenarios.rl.td3 import TD3
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.tensorboard import TensorBoard
 
@@ -39,6 +40,7 @@ __all__ = [
     "Recipe",
     "Scenario",
     "Supervised",
+    "TD3",
     "TensorBoard",
     "gan_eval",
     "gan_losses",

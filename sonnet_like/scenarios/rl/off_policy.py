@@ -99,6 +99,11 @@ class OffPolicy(engine.Scenario):
     """The actions evaluation plays."""
     raise NotImplementedError
 
+  def stepped(self, timestep: envs_base.TimeStep) -> None:
+    """Traced, right after the environments' step: per-episode bookkeeping
+    (e.g. resetting exploration noise where episodes ended)."""
+    del timestep  # Nothing by default.
+
   def observed(self, observation: tf.Tensor) -> None:
     """Traced, once the step's transitions are stored: more bookkeeping."""
     del observation  # Nothing by default (a body AutoGraph can convert).
@@ -198,6 +203,7 @@ class OffPolicy(engine.Scenario):
     action = self.explore(observation)
     timestep = envs_base.checked_timestep(env, env.step(action), owner)
     self.stats.update(timestep)
+    self.stepped(timestep)
     self.buffer.add(replay.Transition(
         observation=observation, action=action,
         reward=tf.cast(timestep.reward, tf.float32),

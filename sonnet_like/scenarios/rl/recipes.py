@@ -82,6 +82,14 @@ class Recipe:
                             "actor"),
             _orthogonal_mlp(hidden, 1, 1.0, activation, "critic"))
 
+  def q_network(self) -> nets.MLP:
+    """A new Q-network (DQN): an `snt.nets.MLP` with `actor_outputs`
+    Q-values, not built yet."""
+    import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    activation = tf.tanh if self.activation == "tanh" else tf.nn.relu
+    return nets.MLP(tuple(self.hidden) + (self.actor_outputs,),
+                    activation=activation, name="q_network")
+
   def optimizer(self) -> optimizers.Adam:
     """A new `snt.optimizers.Adam` with the recipe's learning rate."""
     return optimizers.Adam(self.learning_rate)
@@ -143,5 +151,56 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
                       batch_size=256, learning_starts=1_000, tau=0.005,
                       gamma=0.99),
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
+        activation="relu"),
+}
+
+# DQN. The RL Zoo's settings (Stable-Baselines3's `train_freq` is
+# `train_every`, `target_update_interval` `target_update_every`,
+# `exploration_fraction`/`exploration_final_eps` the epsilon schedule;
+# gradients clipped to norm 10 as SB3's DQN does). What each reached is in
+# BUILD_NOTES ("Zoo table (issue 28)").
+DQN_RECIPES: dict[str, dict[str, Any]] = {
+    "CartPole-v1": dict(
+        settings=dict(num_env_steps=50_000, buffer_size=100_000,
+                      batch_size=64, learning_starts=1_000, gamma=0.99,
+                      target_update_every=10, train_every=256,
+                      gradient_steps=128, epsilon=(1.0, 0.04, 0.16),
+                      clip_norm=10.0),
+        learning_rate=2.3e-3, hidden=(256, 256), actor_outputs=2,
+        activation="relu"),
+    "Acrobot-v1": dict(
+        settings=dict(num_env_steps=100_000, buffer_size=50_000,
+                      batch_size=128, learning_starts=128, gamma=0.99,
+                      target_update_every=250, train_every=4,
+                      gradient_steps=4, epsilon=(1.0, 0.1, 0.12),
+                      clip_norm=10.0),
+        learning_rate=6.3e-4, hidden=(256, 256), actor_outputs=3,
+        activation="relu"),
+    "MountainCar-v0": dict(
+        settings=dict(num_env_steps=120_000, buffer_size=10_000,
+                      batch_size=128, learning_starts=1_000, gamma=0.98,
+                      target_update_every=600, train_every=16,
+                      gradient_steps=8, epsilon=(1.0, 0.07, 0.2),
+                      clip_norm=10.0),
+        learning_rate=4e-3, hidden=(256, 256), actor_outputs=3,
+        activation="relu"),
+}
+
+# TD3. The RL Zoo's settings (Pendulum-v1: gamma 0.98, Gaussian noise 0.1;
+# MountainCarContinuous-v0: Ornstein-Uhlenbeck noise 0.5) with smaller
+# networks where they did as well. What each reached is in BUILD_NOTES
+# ("Zoo table (issue 28)").
+TD3_RECIPES: dict[str, dict[str, Any]] = {
+    "Pendulum-v1": dict(
+        settings=dict(num_env_steps=20_000, buffer_size=200_000,
+                      batch_size=256, learning_starts=1_000, gamma=0.98,
+                      noise_std=0.1),
+        learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
+        activation="relu"),
+    "MountainCarContinuous-v0": dict(
+        settings=dict(num_env_steps=300_000, buffer_size=300_000,
+                      batch_size=256, learning_starts=100, gamma=0.99,
+                      exploration_noise="ornstein_uhlenbeck", noise_std=0.5),
+        learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
         activation="relu"),
 }

@@ -11,7 +11,8 @@ checks, the target critics, the checkpointed trackables, the rounds of
 greedy policy. A subclass gives `make_policy()` (its `policies.Policy`),
 `build_state()` (its own checkpointed variables), `update()` (one traced
 gradient step) and `explore(observation)`; TD3 also adds a target actor
-through `extra_targets()`.
+and an actor optimizer (`build_targets`, `extra_learners`,
+`build_optimizers`).
 """
 
 import copy
@@ -36,6 +37,11 @@ COPY_ERROR = (
     "{owner}: could not copy the {network} for the {what} ({error}). Pass "
     "{argument}=... (a second instance of the same network) to "
     "{call}(actor, critic, optimizer, env, {argument}=...).")
+
+UNCOPYABLE_ERROR = (
+    "{owner}: could not copy the {network} for the {what} ({error}). The "
+    "{network} must support copy.deepcopy before it is built (snt modules "
+    "do).")
 
 
 class TwinCritics(off_policy.OffPolicy):
@@ -83,8 +89,9 @@ class TwinCritics(off_policy.OffPolicy):
     """The subclass's own checkpointed variables (in `build`)."""
     return {}
 
-  def extra_targets(self) -> dict[str, Any]:
-    """Target networks besides the two target critics, by name."""
+  def extra_learners(self) -> dict[str, Any]:
+    """Checkpointed networks and optimizers besides the models, the target
+    critics and `optimizer`, by name."""
     return {}
 
   def update(self) -> None:
@@ -122,15 +129,18 @@ class TwinCritics(off_policy.OffPolicy):
 
   def copy(self, network: Any, name: str, what: str,
            argument: str | None = None) -> Any:
-    """A deep copy of `network`, or a TypeError that says what to pass."""
+    """A deep copy of `network`, or a TypeError that says what to pass
+    (`argument`, the `__call__` argument that would replace the copy)."""
     try:
       return copy.deepcopy(network)
     except Exception as error:  # pylint: disable=broad-except
       owner = type(self).__name__
+      if argument is None:
+        raise TypeError(UNCOPYABLE_ERROR.format(
+            owner=owner, network=name, what=what, error=error)) from error
       raise TypeError(COPY_ERROR.format(
           owner=owner, network=name, what=what, error=error,
-          argument=argument or f"twin_{name}",
-          call=owner.lower())) from error
+          argument=argument, call=owner.lower())) from error
 
   # ---- Engine interface. ----
 
@@ -141,7 +151,7 @@ class TwinCritics(off_policy.OffPolicy):
   def learners(self):
     return dict(self.models(), target_critic=self.target_critic,
                 target_twin_critic=self.target_twin_critic,
-                **self.extra_targets(), optimizer=self.optimizer)
+                **self.extra_learners(), optimizer=self.optimizer)
 
   def trackables(self):
     named = super().trackables()
@@ -164,9 +174,10 @@ class TwinCritics(off_policy.OffPolicy):
     action = tf.zeros([1] + list(space.shape), tf.float32)
     for name in ("critic", "twin_critic"):
       self._q(getattr(self, name), example, action, name)
-    self.target_critic = self.copy(self.critic, "critic", "target critics")
+    self.target_critic = self.copy(self.critic, "critic", "target critics",
+                                   "twin_critic")
     self.target_twin_critic = self.copy(self.twin_critic, "critic",
-                                        "target critics")
+                                        "target critics", "twin_critic")
     self.build_targets()
     self.start_targets(self.target_pairs(),
                        f"{owner}: the twin critic must have the same "
@@ -174,10 +185,15 @@ class TwinCritics(off_policy.OffPolicy):
     self._build_replay(**self.build_state())
     self._center = tf.constant((space.low + space.high) / 2)
     self._half = tf.constant((space.high - space.low) / 2)
+    self.build_optimizers()
+
+  def build_optimizers(self) -> None:
+    """Creates the optimizer's slots (in `build`)."""
     self.build_optimizer(self.optimizer, self._trained_variables())
 
   def build_targets(self) -> None:
-    """Makes the subclass's `extra_targets` (before they are started)."""
+    """Makes the subclass's own target networks (before they are
+    started)."""
 
   def target_pairs(self) -> tuple[tuple[list[tf.Variable],
                                         list[tf.Variable]], ...]:
