@@ -17,7 +17,8 @@ by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
         --seeds 1 --modes in_graph --sb3
     python benchmarks/zoo.py --rows dqn-CartPole-v1 --seeds 1 --steps 500
 
-`--steps` overrides every budget (smoke runs); `--out FILE` appends one
+`--steps` overrides every budget (smoke runs), `--set NAME=VALUE` changes
+a setting of our recipes (tuning); `--out FILE` appends one
 JSON line per run, and `--table FILE` prints the markdown table of such a
 file (so a table can be assembled from several invocations). Rows without a
 recipe of ours are skipped with a note. Run it on an otherwise idle
@@ -25,6 +26,7 @@ machine: wall times on a shared one only compare within one invocation.
 """
 
 import argparse
+import ast
 import dataclasses
 import json
 import os
@@ -131,11 +133,25 @@ def evaluate(act, task: str, seed: int) -> np.ndarray:
   return played["return"]
 
 
+def with_changes(recipe: snt.scenarios.Recipe,
+                 changes: dict[str, Any]) -> snt.scenarios.Recipe:
+  """`recipe` with `changes` (its fields, e.g. learning_rate or hidden, or
+  scenario settings)."""
+  fields = {f.name for f in dataclasses.fields(recipe)}
+  settings = dict(recipe.settings)
+  settings.update({k: v for k, v in changes.items() if k not in fields})
+  return dataclasses.replace(
+      recipe, settings=settings,
+      **{k: v for k, v in changes.items() if k in fields})
+
+
 def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
-               steps_per_call: int) -> tuple[float, Any]:
-  """Trains our recipe for `row`; (wall seconds, the scenario)."""
+               steps_per_call: int, changes: dict[str, Any] | None = None
+               ) -> tuple[float, Any]:
+  """Trains our recipe for `row` (with `changes`); (wall seconds, the
+  scenario)."""
   scenario_type = getattr(snt.scenarios, row.algo.upper())
-  recipe = scenario_type.recipe(row.task)
+  recipe = with_changes(scenario_type.recipe(row.task), changes or {})
   overrides = dict(seed=seed, progress=False, eval_every=None)
   if steps is not None:
     overrides["num_env_steps"] = steps
@@ -235,10 +251,11 @@ def run(args) -> list[dict[str, Any]]:
           steps = args.steps or row.budget
         else:
           seconds, scenario = train_ours(row, contender, seed, args.steps,
-                                         args.steps_per_call)
+                                         args.steps_per_call, args.set)
           act, steps = _greedy(scenario), scenario.num_env_steps
         returns = evaluate(act, row.task, seed)
         result = dict(row=name, contender=contender, seed=seed,
+                      changes=args.set if contender != "sb3" else {},
                       env_steps=steps, seconds=round(seconds, 2),
                       mean_return=float(np.mean(returns)),
                       zoo_return=row.zoo_return, zoo_budget=row.budget)
@@ -271,7 +288,7 @@ def table(results: list[dict[str, Any]]) -> str:
       returns = [r["mean_return"] for r in runs]
       seconds = statistics.mean(r["seconds"] for r in runs)
       steps = runs[0]["env_steps"]
-      at = "" if steps == row.budget else f" at {steps // 1000}k"
+      at = "" if steps == row.budget else f" at {steps:,} steps"
       cells.append(f"{statistics.mean(returns):.1f} (worst {min(returns):.1f}"
                    f", {len(runs)} seeds{at}) in {seconds:.1f} s")
     lines.append(f"| {name} ({row.budget // 1000}k) | {row.zoo_return:.1f} | "
@@ -292,6 +309,10 @@ def main(argv=None):
                       help="off-policy scenario steps per compiled call")
   parser.add_argument("--sb3", action="store_true",
                       help="also train Stable-Baselines3 (zoo settings)")
+  parser.add_argument("--set", action="append", default=[],
+                      metavar="NAME=VALUE",
+                      help="change our recipes (a Python literal), e.g. "
+                           "--set gamma=0.98 --set hidden='(64, 64)'")
   parser.add_argument("--out", help="append one JSON line per run here")
   parser.add_argument("--table", help="print the table of a --out file")
   args = parser.parse_args(argv)
@@ -299,6 +320,8 @@ def main(argv=None):
     with open(args.table, encoding="utf-8") as f:
       print(table([json.loads(line) for line in f if line.strip()]))
     return
+  args.set = {name: ast.literal_eval(value) for name, value in
+              (item.split("=", 1) for item in args.set)}
   args.rows = args.rows.split(",")
   unknown = [r for r in args.rows if r not in BY_NAME]
   if unknown:

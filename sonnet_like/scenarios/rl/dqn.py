@@ -265,8 +265,7 @@ class DQN(off_policy.OffPolicy):
     return self.act(observation, self.epsilon(self.step_variable))
 
   def learn(self):
-    for _ in range(self.gradient_steps):
-      self.update()
+    self.repeat(self.gradient_steps, self.update)
 
   def after_learning(self, step):
     def sync():

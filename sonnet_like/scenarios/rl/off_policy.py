@@ -163,6 +163,17 @@ class OffPolicy(engine.Scenario):
     return named
 
   @staticmethod
+  def repeat(times: int, update) -> None:
+    """Traced: `update()` `times` times; more than once in a `tf.range`
+    loop, so that a round of many gradient steps is traced once (128
+    unrolled updates took minutes to trace)."""
+    if times == 1:
+      update()
+      return
+    for _ in tf.range(times):
+      update()
+
+  @staticmethod
   def start_targets(pairs: Iterable[tuple[Sequence[tf.Variable],
                                           Sequence[tf.Variable]]],
                     error: str) -> None:

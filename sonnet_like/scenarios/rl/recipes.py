@@ -147,7 +147,7 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
 # steps and -132 after 30k, in-graph, seed 0).
 SAC_RECIPES: dict[str, dict[str, Any]] = {
     "Pendulum-v1": dict(
-        settings=dict(num_env_steps=30_000, buffer_size=100_000,
+        settings=dict(num_env_steps=20_000, buffer_size=100_000,
                       batch_size=256, learning_starts=1_000, tau=0.005,
                       gamma=0.99),
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,

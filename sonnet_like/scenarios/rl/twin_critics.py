@@ -258,8 +258,7 @@ class TwinCritics(off_policy.OffPolicy):
       self.normalizer.update(observation)
 
   def learn(self):
-    for _ in range(self.gradient_steps):
-      self.update()
+    self.repeat(self.gradient_steps, self.update)
 
   def greedy(self, observation):
     return self.policy.greedy(self.actor(self.normalize(observation)))
