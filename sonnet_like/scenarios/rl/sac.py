@@ -127,7 +127,7 @@ class SAC(twin_critics.TwinCritics):
 
   # ---- `TwinCritics` hooks. ----
 
-  def make_policy(self) -> policies.Policy:
+  def make_policy(self):
     return policies.Policy("SAC", self.env.action_space,
                            state_dependent_std=True, squash=True)
 

@@ -187,7 +187,7 @@ class TD3(twin_critics.TwinCritics):
 
   # ---- `TwinCritics` hooks. ----
 
-  def make_policy(self) -> policies.Policy:
+  def make_policy(self):
     # Squashed means: `greedy` is center + half * tanh(actor output).
     return policies.Policy("TD3", self.env.action_space, squash=True)
 
