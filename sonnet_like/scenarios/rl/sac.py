@@ -175,19 +175,14 @@ class SAC(twin_critics.TwinCritics):
     actions = self.env_to_unit(batch.action)
     alpha = tf.exp(self._state.log_alpha)
     next_actions, next_log_probs = self._sample(next_observations)
-    next_q = tf.minimum(
-        self._q(self.target_critic, next_observations, next_actions),
-        self._q(self.target_twin_critic, next_observations, next_actions))
+    next_q = self.target_q(next_observations, next_actions)
     targets = tf.stop_gradient(batch.reward + self.gamma * (
         1.0 - tf.cast(batch.terminated, tf.float32)) * (
             next_q - alpha * next_log_probs))
     actor_variables = list(self.actor.trainable_variables)
     critic_variables = self.critic_variables()
     with tf.GradientTape(persistent=True) as tape:
-      q1 = self._q(self.critic, observations, actions)
-      q2 = self._q(self.twin_critic, observations, actions)
-      critic_loss = 0.5 * (tf.reduce_mean(tf.square(q1 - targets)) +
-                           tf.reduce_mean(tf.square(q2 - targets)))
+      critic_loss, q1 = self.critic_loss(observations, actions, targets)
       new_actions, log_probs = self._sample(observations)
       new_q = tf.minimum(self._q(self.critic, observations, new_actions),
                          self._q(self.twin_critic, observations, new_actions))

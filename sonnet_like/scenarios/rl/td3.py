@@ -246,17 +246,12 @@ class TD3(twin_critics.TwinCritics):
         -self.target_noise_clip, self.target_noise_clip)
     next_actions = tf.clip_by_value(
         self._actions(self.target_actor, next_observations) + noise, -1.0, 1.0)
-    next_q = tf.minimum(
-        self._q(self.target_critic, next_observations, next_actions),
-        self._q(self.target_twin_critic, next_observations, next_actions))
+    next_q = self.target_q(next_observations, next_actions)
     targets = tf.stop_gradient(batch.reward + self.gamma * (
         1.0 - tf.cast(batch.terminated, tf.float32)) * next_q)
     critic_variables = self.critic_variables()
     with tf.GradientTape() as tape:
-      q1 = self._q(self.critic, observations, actions)
-      q2 = self._q(self.twin_critic, observations, actions)
-      critic_loss = 0.5 * (tf.reduce_mean(tf.square(q1 - targets)) +
-                           tf.reduce_mean(tf.square(q2 - targets)))
+      critic_loss, q1 = self.critic_loss(observations, actions, targets)
     finite = self.traced_step.minimize(tape, critic_loss, critic_variables,
                                        self.optimizer)
     self.record(finite, loss=critic_loss, critic_loss=critic_loss,

@@ -233,6 +233,22 @@ class TwinCritics(off_policy.OffPolicy):
                                   critic, tf.concat([flat, unit_actions],
                                                     axis=-1)))
 
+  def target_q(self, next_observations: tf.Tensor,
+               next_actions: tf.Tensor) -> tf.Tensor:
+    """The smaller of the two target critics' Q-values."""
+    return tf.minimum(
+        self._q(self.target_critic, next_observations, next_actions),
+        self._q(self.target_twin_critic, next_observations, next_actions))
+
+  def critic_loss(self, observations: tf.Tensor, actions: tf.Tensor,
+                  targets: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """Both critics' mean squared error to `targets` (halved sum), and the
+    first critic's Q-values (call under the tape)."""
+    q1 = self._q(self.critic, observations, actions)
+    q2 = self._q(self.twin_critic, observations, actions)
+    return 0.5 * (tf.reduce_mean(tf.square(q1 - targets)) +
+                  tf.reduce_mean(tf.square(q2 - targets))), q1
+
   def unit_to_env(self, unit_actions: tf.Tensor) -> tf.Tensor:
     """Actions in [-1, 1] rescaled to the environment's box."""
     return self._center + self._half * unit_actions
