@@ -185,6 +185,11 @@ def sb3_model(row: ZooRow, seed: int) -> Any:
   import stable_baselines3 as sb3  # pylint: disable=g-import-not-at-top
   from stable_baselines3.common import env_util  # pylint: disable=g-import-not-at-top
   from stable_baselines3.common import noise  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  # One intra-op thread: with TensorFlow's pools in the same process on a
+  # 2-core machine, PyTorch's OpenMP threads spin-waited (SB3's DQN on
+  # CartPole ran over 15 minutes); small networks gain nothing from two.
+  torch.set_num_threads(1)
   settings = dict(row.sb3)
   n_envs = settings.pop("n_envs", 1)
   policy_kwargs = {}
