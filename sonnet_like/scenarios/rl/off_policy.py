@@ -1,4 +1,5 @@
-"""`OffPolicy`: what DQN and SAC share on top of the engine.
+"""`OffPolicy`: what DQN, SAC and TD3 share on top of the engine (SAC and TD3
+through `rl.twin_critics`).
 
 One engine step is one step of all `num_envs` environments: actions from
 the subclass's `explore`, the transitions stored in a `ReplayBuffer`, plus
@@ -35,7 +36,7 @@ from sonnet_like.scenarios.rl import replay
 
 
 class OffPolicy(engine.Scenario):
-  """Base class of DQN and SAC (see the module docstring).
+  """Base class of DQN and `TwinCritics` (SAC, TD3; see the module docstring).
 
   A subclass sets `logged` (the names of the values its updates log) and
   `state_name` (the checkpoint's name for them), and provides `learners()`
