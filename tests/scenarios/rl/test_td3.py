@@ -135,7 +135,8 @@ def test_bad_settings_and_networks_are_refused():
     snt.scenarios.TD3(10, progress=False)(
         snt.nets.MLP([8, 1]), critic, snt.optimizers.Adam(),
         snt.envs.Pendulum(1), twin_critic=critic)
-  with pytest.raises(TypeError, match="^TD3: actor_optimizer must have apply_gradients"):
+  with pytest.raises(TypeError, match="^TD3: actor_optimizer must have "
+                     "apply_gradients"):
     snt.scenarios.TD3(10, progress=False)(
         *_networks(), snt.optimizers.Adam(), snt.envs.Pendulum(1),
         actor_optimizer="adam")
