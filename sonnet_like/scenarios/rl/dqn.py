@@ -7,8 +7,9 @@ One scenario step is one step of all `num_envs` environments (epsilon-greedy
 actions from the scenario's generator) stored in a `ReplayBuffer`, plus
 `gradient_steps` gradient updates every `train_every` steps once
 `learning_starts` transitions are stored, plus a target-network sync every
-`target_update_every` steps. All of it runs inside the compiled step, so with an in-graph environment and
-`steps_per_call=K` a call plays and learns for K steps without Python.
+`target_update_every` steps. All of it runs inside the compiled step, so
+with an in-graph environment and `steps_per_call=K` a call plays and
+learns for K steps without Python.
 """
 
 import copy
