@@ -276,6 +276,21 @@ def train_sac(poison=False, bad_env=False, num_steps=12, **loop):
   return sac
 
 
+def train_td3(poison=False, bad_env=False, num_steps=12, **loop):
+  # Ornstein-Uhlenbeck noise: its state per environment is resumed too;
+  # policy_delay 2 puts actor updates on every other update.
+  tf.random.set_seed(0)
+  td3 = snt.scenarios.TD3(num_env_steps=num_steps * 2, num_envs=2,
+                          buffer_size=32, batch_size=8, learning_starts=6,
+                          exploration_noise="ornstein_uhlenbeck",
+                          noise_std=0.5, seed=3, **loop)
+  td3(snt.nets.MLP([8, 1], name="actor"), snt.nets.MLP([8, 1], name="q"),
+      keras.optimizers.Adam(0.01),
+      _Pendulum(2, seed=1, poison_after=5 if poison else None,
+                wide_reward=bad_env, max_episode_steps=5))
+  return td3
+
+
 def _bad_reward(scenario: str, env: str = "guess", num_envs: int = 4) -> str:
   return (rf"^{scenario}: env: \w+ environment '{env}': step\(\) returned "
           rf"reward of shape \[{num_envs}, 1\]; expected \[{num_envs}\]")
@@ -348,6 +363,8 @@ ROWS = [
         _bad_reward("DQN"), multi_replica=False),
     Row("SAC", train_sac, 12, lambda: train_sac(bad_env=True, progress=False),
         _bad_reward("SAC", "pendulum", num_envs=2), multi_replica=False),
+    Row("TD3", train_td3, 12, lambda: train_td3(bad_env=True, progress=False),
+        _bad_reward("TD3", "pendulum", num_envs=2), multi_replica=False),
     Row("VAE", train_vae, 12, _bad_vae, r"^VAE: train_data must hold"),
     Row("Contrastive", train_contrastive, 12, _bad_contrastive,
         r"^Contrastive: train_data must hold"),

@@ -22,6 +22,7 @@ from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
+from sonnet_like.scenarios.rl.td3 import TD3
 from sonnet_like.scenarios.run_settings import ResumeSettingsError
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.supervised import Supervised
@@ -45,6 +46,7 @@ __all__ = [
     "ResumeSettingsError",
     "Scenario",
     "Supervised",
+    "TD3",
     "TensorBoard",
     "gan_eval",
     "gan_losses",

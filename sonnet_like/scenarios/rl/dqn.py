@@ -4,11 +4,12 @@
     dqn(q_network, optimizer, env, eval_env=eval_env)
 
 One scenario step is one step of all `num_envs` environments (epsilon-greedy
-actions from the scenario's generator) stored in a `ReplayBuffer`, plus a
-gradient update every `train_every` steps once `learning_starts` transitions
-are stored, plus a target-network sync every `target_update_every` steps.
-All of it runs inside the compiled step, so with an in-graph environment and
-`steps_per_call=K` a call plays and learns for K steps without Python.
+actions from the scenario's generator) stored in a `ReplayBuffer`, plus
+`gradient_steps` gradient updates every `train_every` steps once
+`learning_starts` transitions are stored, plus a target-network sync every
+`target_update_every` steps. All of it runs inside the compiled step, so
+with an in-graph environment and `steps_per_call=K` a call plays and
+learns for K steps without Python.
 """
 
 import copy
@@ -22,6 +23,7 @@ from sonnet_like import export as export_lib
 from sonnet_like.scenarios import history as history_lib
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning
+from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import schedules
 
 NOT_DISCRETE_ERROR = (
@@ -92,7 +94,10 @@ class DQN(off_policy.OffPolicy):
     buffer_size: Replay buffer capacity, in transitions.
     batch_size: Transitions per gradient update.
     learning_starts: Transitions to collect before the first update.
-    train_every: Scenario steps between gradient updates.
+    train_every: Scenario steps between rounds of gradient updates.
+    gradient_steps: Gradient updates per round (Stable-Baselines3's
+      `train_freq=256, gradient_steps=128` is `train_every=256,
+      gradient_steps=128` with one environment).
     target_update_every: Scenario steps between target-network syncs.
     tau: Sync weight: 1 copies the online network (hard update), smaller
       values move the target by `tau` towards it (Polyak averaging).
@@ -114,7 +119,8 @@ class DQN(off_policy.OffPolicy):
   def __init__(self, num_env_steps: int, *, num_envs: int | None = None,
                buffer_size: int = 100_000, batch_size: int = 64,
                learning_starts: int = 1_000, train_every: int = 1,
-               target_update_every: int = 100, tau: float = 1.0,
+               gradient_steps: int = 1, target_update_every: int = 100,
+               tau: float = 1.0,
                gamma: float = 0.99,
                epsilon: Any = (1.0, 0.05, 0.1), double_dqn: bool = True,
                loss: str = "huber", eval_episodes: int = 10, **kwargs):
@@ -122,6 +128,7 @@ class DQN(off_policy.OffPolicy):
                      buffer_size=buffer_size, batch_size=batch_size,
                      learning_starts=learning_starts, train_every=train_every,
                      eval_episodes=eval_episodes, **kwargs)
+    arguments.check_positive_int("DQN", "gradient_steps", gradient_steps)
     arguments.check_positive_int("DQN", "target_update_every",
                                  target_update_every)
     if not (isinstance(tau, (int, float)) and 0 < tau <= 1):
@@ -131,11 +138,18 @@ class DQN(off_policy.OffPolicy):
     if loss not in q_learning.LOSSES:
       raise ValueError(f"DQN: loss must be one of "
                        f"{list(q_learning.LOSSES)}, got {loss!r}.")
+    self.gradient_steps = gradient_steps
     self.target_update_every, self.tau = target_update_every, float(tau)
     self.gamma, self.double_dqn = float(gamma), bool(double_dqn)
     self.loss = loss
     self._epsilon_setting = epsilon
     self.epsilon = _epsilon_schedule(epsilon, self.num_steps)
+
+  @classmethod
+  def recipe(cls, task: str) -> recipes.Recipe:
+    """The documented settings for `task` (see `rl.recipes.DQN_RECIPES`);
+    `recipe.q_network()` makes its network."""
+    return recipes.find(cls, recipes.DQN_RECIPES, task)
 
   def __call__(self, q_network: Callable[[tf.Tensor], tf.Tensor],
                optimizer: Any, env: Any, eval_env: Any = None,
@@ -252,7 +266,7 @@ class DQN(off_policy.OffPolicy):
     return self.act(observation, self.epsilon(self.step_variable))
 
   def learn(self):
-    self.update()
+    self.repeat(self.gradient_steps, self.update)
 
   def after_learning(self, step):
     def sync():

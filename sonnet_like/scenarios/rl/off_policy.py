@@ -1,4 +1,5 @@
-"""`OffPolicy`: what DQN and SAC share on top of the engine.
+"""`OffPolicy`: what DQN, SAC and TD3 share on top of the engine (SAC and TD3
+through `rl.twin_critics`).
 
 One engine step is one step of all `num_envs` environments: actions from
 the subclass's `explore`, the transitions stored in a `ReplayBuffer`, plus
@@ -35,7 +36,7 @@ from sonnet_like.scenarios.rl import replay
 
 
 class OffPolicy(engine.Scenario):
-  """Base class of DQN and SAC (see the module docstring).
+  """Base class of DQN and `TwinCritics` (SAC, TD3; see the module docstring).
 
   A subclass sets `logged` (the names of the values its updates log) and
   `state_name` (the checkpoint's name for them), and provides `learners()`
@@ -105,6 +106,11 @@ class OffPolicy(engine.Scenario):
     """The actions evaluation plays."""
     raise NotImplementedError
 
+  def stepped(self, timestep: envs_base.TimeStep) -> None:
+    """Traced, right after the environments' step: per-episode bookkeeping
+    (e.g. resetting exploration noise where episodes ended)."""
+    del timestep  # Nothing by default.
+
   def observed(self, observation: tf.Tensor) -> None:
     """Traced, once the step's transitions are stored: more bookkeeping."""
     del observation  # Nothing by default (a body AutoGraph can convert).
@@ -164,6 +170,17 @@ class OffPolicy(engine.Scenario):
     return named
 
   @staticmethod
+  def repeat(times: int, update) -> None:
+    """Traced: `update()` `times` times; more than once in a `tf.range`
+    loop, so that a round of many gradient steps is traced once (128
+    unrolled updates took minutes to trace)."""
+    if times == 1:
+      update()
+      return
+    for _ in tf.range(times):
+      update()
+
+  @staticmethod
   def start_targets(pairs: Iterable[tuple[Sequence[tf.Variable],
                                           Sequence[tf.Variable]]],
                     error: str) -> None:
@@ -204,6 +221,7 @@ class OffPolicy(engine.Scenario):
     action = self.explore(observation)
     timestep = envs_base.checked_timestep(env, env.step(action), owner)
     self.stats.update(timestep)
+    self.stepped(timestep)
     self.buffer.add(replay.Transition(
         observation=observation, action=action,
         reward=tf.cast(timestep.reward, tf.float32),

@@ -17,35 +17,21 @@ in-graph environment and `steps_per_call=K` a call plays and learns for K
 steps without Python.
 """
 
-import copy
 import math
 from typing import Any
 
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.envs import base as envs_base
-from sonnet_like import export as export_lib
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios.rl import normalization
-from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import recipes
-
-NOT_BOX_ERROR = (
-    "SAC: the environment's actions must be a Box (continuous), got {space}. "
-    "Use DQN or PPO for discrete actions.")
-
-COPY_ERROR = (
-    "SAC: could not copy the critic for the {what} ({error}). Pass "
-    "twin_critic=... (a second instance of the same network) to "
-    "sac(actor, critic, optimizer, env, twin_critic=...).")
+from sonnet_like.scenarios.rl import twin_critics
 
 LOGS = ("loss", "critic_loss", "actor_loss", "alpha_loss", "alpha",
         "entropy", "q_mean")
 
 
-class SAC(off_policy.OffPolicy):
+class SAC(twin_critics.TwinCritics):
   """Trains a squashed Gaussian actor and twin Q critics with SAC.
 
   Networks: the actor maps observations `[batch, ...]` to `[batch, 2k]`
@@ -123,148 +109,42 @@ class SAC(off_policy.OffPolicy):
     super().__init__(num_env_steps, num_envs=num_envs,
                      buffer_size=buffer_size, batch_size=batch_size,
                      learning_starts=learning_starts, train_every=train_every,
+                     gradient_steps=gradient_steps, tau=tau, gamma=gamma,
+                     normalize_observations=normalize_observations,
                      eval_episodes=eval_episodes, **kwargs)
-    arguments.check_positive_int("SAC", "gradient_steps", gradient_steps)
-    arguments.check_positive_number("SAC", "tau", tau, upper=1.0)
-    arguments.check_non_negative("SAC", "gamma", gamma, upper=1.0)
     if alpha != "auto":
       arguments.check_positive_number("SAC", "alpha", alpha)
     arguments.check_positive_number("SAC", "alpha_init", alpha_init)
-    if target_entropy is not None and (
-        isinstance(target_entropy, bool) or
-        not isinstance(target_entropy, (int, float)) or
-        not math.isfinite(target_entropy)):
-      raise ValueError(f"SAC: target_entropy must be a finite number or "
-                       f"None, got {target_entropy!r}.")
-    if not isinstance(normalize_observations, bool):
-      raise ValueError(f"SAC: normalize_observations must be a bool, got "
-                       f"{normalize_observations!r}.")
-    self.gradient_steps, self.tau = gradient_steps, float(tau)
-    self.gamma, self.alpha = float(gamma), alpha
+    twin_critics.check_finite_or_none("SAC", "target_entropy",
+                                      target_entropy)
+    self.alpha = alpha
     self.alpha_init, self.target_entropy = float(alpha_init), target_entropy
-    self.normalize_observations = normalize_observations
-    self.normalizer: normalization.ObservationNormalizer | None = None
 
   @classmethod
   def recipe(cls, task: str) -> recipes.Recipe:
     """The documented settings for `task` (see `rl.recipes.SAC_RECIPES`)."""
     return recipes.find(cls, recipes.SAC_RECIPES, task)
 
-  def __call__(self, actor: Any, critic: Any, optimizer: Any, env: Any,
-               eval_env: Any = None, twin_critic: Any = None
-               ) -> history_lib.History:
-    """Trains (or resumes training) and returns the `History`.
+  # ---- `TwinCritics` hooks. ----
 
-    Args:
-      actor: Observations -> `[batch, 2k]` means and log-stds.
-      critic: `concat([observation, action], -1)` -> Q-values.
-      optimizer: A Keras or sonnet_like optimizer; it updates the actor,
-        both critics and the temperature.
-      env: An `snt.envs.Environment`, or anything `snt.envs.make` accepts.
-      eval_env: Where evaluation plays (never the training environment);
-        by default a copy of `env` with another seed when `env` is an id or
-        a factory.
-      twin_critic: The second critic; by default a copy of `critic`.
-    """
-    for name, module in (("actor", actor), ("critic", critic)):
-      arguments.check_module("SAC", name, module)
-    self._setup(optimizer, env, eval_env)
-    self.policy = policies.Policy("SAC", self.env.action_space,
-                                  state_dependent_std=True, squash=True)
-    self.actor, self.critic, self.optimizer = actor, critic, optimizer
-    if twin_critic is None:
-      try:
-        twin_critic = copy.deepcopy(critic)
-      except Exception as error:  # pylint: disable=broad-except
-        raise TypeError(COPY_ERROR.format(what="twin critic",
-                                          error=error)) from error
-    self.twin_critic = twin_critic
-    self._log_alpha = None  # Made by the first build of this call.
-    return self.run()
+  def make_policy(self):
+    return policies.Policy("SAC", self.env.action_space,
+                           state_dependent_std=True, squash=True)
 
-  # ---- Engine interface. ----
-
-  def models(self):
-    return {"actor": self.actor, "critic": self.critic,
-            "twin_critic": self.twin_critic}
-
-  def learners(self):
-    return dict(self.models(), target_critic=self.target_critic,
-                target_twin_critic=self.target_twin_critic,
-                optimizer=self.optimizer)
-
-  def trackables(self):
-    named = super().trackables()
-    if self.normalizer is not None:
-      named["observation_normalizer"] = self.normalizer
-    return named
-
-  def check_action_space(self, space):
-    if not isinstance(space, envs_base.Box):
-      raise ValueError(NOT_BOX_ERROR.format(space=policies.describe(space)))
-
-  def build(self):
-    spec, space = self.env.observation_spec, self.env.action_space
-    example = self._reset()
-    self.normalizer = (normalization.ObservationNormalizer(spec.shape)
-                       if self.normalize_observations else None)
-    self.policy.check(self.actor(self.normalize(example)))
-    action = tf.zeros([1] + list(space.shape), tf.float32)
-    for name in ("critic", "twin_critic"):
-      self._q(getattr(self, name), example, action, name)
-    try:
-      self.target_critic = copy.deepcopy(self.critic)
-      self.target_twin_critic = copy.deepcopy(self.twin_critic)
-    except Exception as error:  # pylint: disable=broad-except
-      raise TypeError(COPY_ERROR.format(what="target critics",
-                                        error=error)) from error
-    self.start_targets(self._target_pairs(),
-                       "SAC: the twin critic must have the same variables "
-                       "(shapes, in order) as the critic.")
-    alpha = self.alpha_init if self.alpha == "auto" else float(self.alpha)
-    log_alpha = self._log_alpha
-    if log_alpha is None:  # One for every run() of a call (a dry run's two).
-      log_alpha = self._log_alpha = tf.Variable(0.0, name="log_alpha")
-    log_alpha.assign(math.log(alpha))
-    self._build_replay(log_alpha=log_alpha)
-    self._center = tf.constant((space.low + space.high) / 2)
-    self._half = tf.constant((space.high - space.low) / 2)
+  def build_state(self) -> dict[str, tf.Variable]:
+    space = self.env.action_space
     self._entropy_target = float(-space.shape[0] if self.target_entropy is None
                                  else self.target_entropy)
-    self.build_optimizer(self.optimizer, self._trained_variables())
-
-  def _target_pairs(self):
-    return ((list(self.target_critic.trainable_variables),
-             list(self.critic.trainable_variables)),
-            (list(self.target_twin_critic.trainable_variables),
-             list(self.twin_critic.trainable_variables)))
+    alpha = self.alpha_init if self.alpha == "auto" else float(self.alpha)
+    return {"log_alpha": tf.Variable(math.log(alpha), name="log_alpha")}
 
   def _trained_variables(self) -> list[tf.Variable]:
-    variables = (list(self.actor.trainable_variables) +
-                 list(self.critic.trainable_variables) +
-                 list(self.twin_critic.trainable_variables))
-    if len({v.ref() for v in variables}) != len(variables):
-      raise ValueError("SAC: the actor, the critic and the twin critic must "
-                       "not share variables (each is trained on its own "
-                       "loss).")
+    variables = super()._trained_variables()
     if self.alpha == "auto":
       variables.append(self._state.log_alpha)
     return variables
 
   # ---- Networks. ----
-
-  def normalize(self, observations: tf.Tensor) -> tf.Tensor:
-    """Observations as the networks see them (normalised, if asked)."""
-    if self.normalizer is None:
-      return observations
-    return self.normalizer(observations)
-
-  def _q(self, critic, observations, unit_actions, name="critic"):
-    """Q-values `[batch]` of normalised observations and [-1, 1] actions."""
-    flat = tf.reshape(tf.cast(observations, tf.float32),
-                      [tf.shape(observations)[0], -1])
-    return policies.values_of("SAC", name, self.traced_step.forward(
-        critic, tf.concat([flat, unit_actions], axis=-1)))
 
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
@@ -292,23 +172,17 @@ class SAC(off_policy.OffPolicy):
     batch = self.buffer.sample(self.batch_size, self.rng)
     observations = self.normalize(batch.observation)
     next_observations = self.normalize(batch.next_observation)
-    actions = (batch.action - self._center) / self._half
+    actions = self.env_to_unit(batch.action)
     alpha = tf.exp(self._state.log_alpha)
     next_actions, next_log_probs = self._sample(next_observations)
-    next_q = tf.minimum(
-        self._q(self.target_critic, next_observations, next_actions),
-        self._q(self.target_twin_critic, next_observations, next_actions))
+    next_q = self.target_q(next_observations, next_actions)
     targets = tf.stop_gradient(batch.reward + self.gamma * (
         1.0 - tf.cast(batch.terminated, tf.float32)) * (
             next_q - alpha * next_log_probs))
     actor_variables = list(self.actor.trainable_variables)
-    critic_variables = (list(self.critic.trainable_variables) +
-                        list(self.twin_critic.trainable_variables))
+    critic_variables = self.critic_variables()
     with tf.GradientTape(persistent=True) as tape:
-      q1 = self._q(self.critic, observations, actions)
-      q2 = self._q(self.twin_critic, observations, actions)
-      critic_loss = 0.5 * (tf.reduce_mean(tf.square(q1 - targets)) +
-                           tf.reduce_mean(tf.square(q2 - targets)))
+      critic_loss, q1 = self.critic_loss(observations, actions, targets)
       new_actions, log_probs = self._sample(observations)
       new_q = tf.minimum(self._q(self.critic, observations, new_actions),
                          self._q(self.twin_critic, observations, new_actions))
@@ -326,7 +200,7 @@ class SAC(off_policy.OffPolicy):
     loss = critic_loss + actor_loss + alpha_loss
     finite = self.traced_step.apply_update(self.optimizer, grads, variables,
                                            loss=loss)
-    self.move_targets(self._target_pairs(), self.tau)
+    self.move_targets(self.target_pairs(), self.tau)
     self.record(finite, loss=loss, critic_loss=critic_loss,
                 actor_loss=actor_loss, alpha_loss=alpha_loss, alpha=alpha,
                 entropy=-tf.reduce_mean(log_probs), q_mean=tf.reduce_mean(q1))
@@ -336,32 +210,6 @@ class SAC(off_policy.OffPolicy):
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     sampled from the policy."""
-    exploring = self.step_variable * self.env.num_envs < self.learning_starts
-    shape = [self.env.num_envs] + list(self.env.action_space.shape)
-    random = self.rng.uniform(shape, -1.0, 1.0)
+    random = self.random_unit_actions()
     sampled, _ = self._sample(self.normalize(observation))
-    return self._center + self._half * tf.where(exploring, random, sampled)
-
-  def observed(self, observation):
-    if self.normalizer is not None:
-      self.normalizer.update(observation)
-
-  def learn(self):
-    for _ in range(self.gradient_steps):
-      self.update()
-
-  def greedy(self, observation):
-    return self.policy.greedy(self.actor(self.normalize(observation)))
-
-  # ---- Export (end of run with export_dir=...). ----
-
-  def export(self, directory: str) -> str:
-    """Writes the greedy policy (`snt.export.save_policy`); the path.
-
-    "serving_default": `observation` -> the squashed mean action, with the
-    observation normalisation (if any) applied first.
-    """
-    return export_lib.save_policy(
-        policies.GreedyActor(self.actor, self.policy), directory,
-        self.env.observation_spec, self.env.action_space, sampling=False,
-        preprocess=self.normalizer)
+    return self.unit_to_env(tf.where(self.still_random(), random, sampled))

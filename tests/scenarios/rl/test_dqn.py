@@ -132,6 +132,24 @@ def test_nonfinite_update_raises_or_is_skipped():
              for v in q_network.trainable_variables)
 
 
+def test_rounds_of_several_gradient_steps_are_counted_and_guarded():
+  # A round of gradient_steps > 1 runs in a tf.range loop.
+  optimizer = keras.optimizers.Adam(1e-3)
+  dqn = _scenario(num_env_steps=200, learning_starts=40, steps_per_call=5,
+                  train_every=4, gradient_steps=3)
+  dqn(_q_network(), optimizer, snt.envs.Guess(num_envs=4, seed=0))
+  rounds = len(range(12, 51, 4))  # Steps 10..50 learn; multiples of 4.
+  assert int(optimizer.iterations) == 3 * rounds
+  skipping = _scenario(num_env_steps=200, learning_starts=40,
+                       steps_per_call=5, train_every=4, gradient_steps=3,
+                       on_nonfinite="skip")
+  q_network = _q_network()
+  skipping(q_network, keras.optimizers.SGD(0.1), _NanGuess(num_envs=4))
+  assert skipping.skipped_steps == rounds
+  assert all(np.all(np.isfinite(v.numpy()))
+             for v in q_network.trainable_variables)
+
+
 def test_compiled_once_across_calls_and_epsilon_from_a_schedule():
   schedule = schedules.ExponentialSchedule(1.0, 0.0, rate=0.5, steps=10)
   dqn = _scenario(num_env_steps=4 * 40, steps_per_call=7, log_every=5,

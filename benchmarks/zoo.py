@@ -1,0 +1,342 @@
+"""The RL Zoo table: our recipes against rl-baselines3-zoo's published returns.
+
+For each row (algorithm and classic-control task) this trains our recipe
+(`snt.scenarios.<ALGO>.recipe(task)`) at its step budget, once per seed, on
+gymnasium's environment and on the in-graph one (`--modes`), and reports
+the greedy mean return over 20 gymnasium episodes of each trained policy
+(mean and worst over seeds) and the training wall time (tracing included,
+evaluation excluded), beside the return rl-baselines3-zoo publishes for
+Stable-Baselines3 at the zoo's budget (`benchmark.md` of the zoo; one run
+each there). With `--sb3`, Stable-Baselines3 (an optional benchmark
+dependency, `pip install stable-baselines3`) trains with the zoo's
+hyperparameters (`hyperparams/<algo>.yml`) in the same run and is evaluated
+by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
+
+    python benchmarks/zoo.py                        # every row, 3 seeds
+    python benchmarks/zoo.py --rows dqn-CartPole-v1,sac-Pendulum-v1 \
+        --seeds 1 --modes in_graph --sb3
+    python benchmarks/zoo.py --rows dqn-CartPole-v1 --seeds 1 --steps 500
+
+`--steps` overrides every budget (smoke runs), `--set NAME=VALUE` changes
+a setting of our recipes (tuning); `--out FILE` appends one
+JSON line per run, and `--table FILE` prints the markdown table of such a
+file (so a table can be assembled from several invocations). Rows without a
+recipe of ours are skipped with a note. Run it on an otherwise idle
+machine: wall times on a shared one only compare within one invocation.
+"""
+
+import argparse
+import ast
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # pylint: disable=g-import-not-at-top
+import tensorflow as tf  # pylint: disable=g-import-not-at-top
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
+
+EVAL_EPISODES = 20
+EVAL_SEED = 1000  # Evaluation resets with EVAL_SEED + seed.
+
+
+@dataclasses.dataclass(frozen=True)
+class ZooRow:
+  """One row of rl-baselines3-zoo's benchmark and its hyperparameters.
+
+  Attributes:
+    algo: "dqn", "ppo", "sac" or "td3".
+    task: The gymnasium id.
+    zoo_return: The zoo's published mean return (benchmark.md).
+    budget: The zoo's `n_timesteps` for it.
+    sb3: Stable-Baselines3 constructor arguments from the zoo's
+      hyperparams/<algo>.yml (n_envs, net_arch and the noise settings are
+      turned into SB3 objects by `sb3_model`).
+  """
+  algo: str
+  task: str
+  zoo_return: float
+  budget: int
+  sb3: dict[str, Any]
+
+  @property
+  def name(self) -> str:
+    return f"{self.algo}-{self.task}"
+
+
+# Published figures and hyperparameters of rl-baselines3-zoo (benchmark.md
+# and hyperparams/*.yml, read 2026-11; data, not code).
+ZOO_ROWS = [
+    ZooRow("dqn", "CartPole-v1", 500.0, 50_000, dict(
+        learning_rate=2.3e-3, batch_size=64, buffer_size=100_000,
+        learning_starts=1000, gamma=0.99, target_update_interval=10,
+        train_freq=256, gradient_steps=128, exploration_fraction=0.16,
+        exploration_final_eps=0.04, net_arch=[256, 256])),
+    ZooRow("dqn", "Acrobot-v1", -76.639, 100_000, dict(
+        learning_rate=6.3e-4, batch_size=128, buffer_size=50_000,
+        learning_starts=0, gamma=0.99, target_update_interval=250,
+        train_freq=4, gradient_steps=-1, exploration_fraction=0.12,
+        exploration_final_eps=0.1, net_arch=[256, 256])),
+    ZooRow("dqn", "MountainCar-v0", -100.849, 120_000, dict(
+        learning_rate=4e-3, batch_size=128, buffer_size=10_000,
+        learning_starts=1000, gamma=0.98, target_update_interval=600,
+        train_freq=16, gradient_steps=8, exploration_fraction=0.2,
+        exploration_final_eps=0.07, net_arch=[256, 256])),
+    ZooRow("ppo", "CartPole-v1", 500.0, 100_000, dict(
+        n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98,
+        n_epochs=20, ent_coef=0.0, learning_rate="lin_0.001",
+        clip_range="lin_0.2")),
+    ZooRow("ppo", "Pendulum-v1", -172.225, 100_000, dict(
+        n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
+        ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
+        sde_sample_freq=4)),
+    ZooRow("sac", "Pendulum-v1", -156.995, 20_000, dict(learning_rate=1e-3)),
+    ZooRow("sac", "MountainCarContinuous-v0", 94.679, 50_000, dict(
+        learning_rate=3e-4, buffer_size=50_000, batch_size=512, ent_coef=0.1,
+        train_freq=32, gradient_steps=32, gamma=0.9999, tau=0.01,
+        learning_starts=0, use_sde=True, log_std_init=-3.67,
+        net_arch=[64, 64])),
+    ZooRow("td3", "Pendulum-v1", -151.855, 20_000, dict(
+        gamma=0.98, buffer_size=200_000, learning_starts=10_000,
+        noise_type="normal", noise_std=0.1, gradient_steps=1, train_freq=1,
+        learning_rate=1e-3, net_arch=[400, 300])),
+    ZooRow("td3", "MountainCarContinuous-v0", 93.483, 300_000, dict(
+        noise_type="ornstein-uhlenbeck", noise_std=0.5, gradient_steps=1,
+        train_freq=1, learning_rate=1e-3, batch_size=256,
+        net_arch=[400, 300])),
+]
+BY_NAME = {row.name: row for row in ZOO_ROWS}
+
+
+# ---- Ours. ----
+
+def _greedy(scenario: Any):
+  """The trained policy's greedy actions for a batch of observations."""
+  if isinstance(scenario, snt.scenarios.DQN):
+    return scenario.greedy
+  return scenario.act
+
+
+def evaluate(act, task: str, seed: int) -> np.ndarray:
+  """Returns of `EVAL_EPISODES` gymnasium episodes of `act` (our loop)."""
+  env = snt.envs.make(task, num_envs=EVAL_EPISODES, seed=EVAL_SEED + seed)
+  played = episodes.EpisodeRunner(env, act, EVAL_EPISODES)(
+      seed=EVAL_SEED + seed)
+  return played["return"]
+
+
+def with_changes(recipe: snt.scenarios.Recipe,
+                 changes: dict[str, Any]) -> snt.scenarios.Recipe:
+  """`recipe` with `changes` (its fields, e.g. learning_rate or hidden, or
+  scenario settings)."""
+  fields = {f.name for f in dataclasses.fields(recipe)}
+  settings = dict(recipe.settings)
+  settings.update({k: v for k, v in changes.items() if k not in fields})
+  return dataclasses.replace(
+      recipe, settings=settings,
+      **{k: v for k, v in changes.items() if k in fields})
+
+
+def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
+               steps_per_call: int, changes: dict[str, Any] | None = None
+               ) -> tuple[float, Any]:
+  """Trains our recipe for `row` (with `changes`); (wall seconds, the
+  scenario)."""
+  scenario_type = getattr(snt.scenarios, row.algo.upper())
+  recipe = with_changes(scenario_type.recipe(row.task), changes or {})
+  overrides = dict(seed=seed, progress=False, eval_every=None)
+  if steps is not None:
+    overrides["num_env_steps"] = steps
+  if row.algo != "ppo":
+    overrides["steps_per_call"] = steps_per_call
+  tf.random.set_seed(seed)
+  start = time.perf_counter()
+  scenario = recipe.scenario(**overrides)
+  env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
+                      seed=seed, in_graph=mode == "in_graph")
+  if row.algo == "dqn":
+    scenario(recipe.q_network(), recipe.optimizer(), env)
+  else:
+    actor, critic = recipe.networks()
+    scenario(actor, critic, recipe.optimizer(), env)
+  return time.perf_counter() - start, scenario
+
+
+# ---- Stable-Baselines3. ----
+
+def _schedule(value: Any) -> Any:
+  """The zoo's "lin_<x>": a rate falling linearly from x to 0."""
+  if isinstance(value, str) and value.startswith("lin_"):
+    start = float(value[4:])
+    return lambda progress_remaining: progress_remaining * start
+  return value
+
+
+def sb3_model(row: ZooRow, seed: int) -> Any:
+  """An SB3 model with the zoo's hyperparameters for `row`."""
+  import stable_baselines3 as sb3  # pylint: disable=g-import-not-at-top
+  from stable_baselines3.common import env_util  # pylint: disable=g-import-not-at-top
+  from stable_baselines3.common import noise  # pylint: disable=g-import-not-at-top
+  import torch  # pylint: disable=g-import-not-at-top
+  # One intra-op thread: with TensorFlow's pools in the same process on a
+  # 2-core machine, PyTorch's OpenMP threads spin-waited (SB3's DQN on
+  # CartPole ran over 15 minutes); small networks gain nothing from two.
+  torch.set_num_threads(1)
+  settings = dict(row.sb3)
+  n_envs = settings.pop("n_envs", 1)
+  policy_kwargs = {}
+  if "net_arch" in settings:
+    policy_kwargs["net_arch"] = settings.pop("net_arch")
+  if "log_std_init" in settings:
+    policy_kwargs["log_std_init"] = settings.pop("log_std_init")
+  for name in ("learning_rate", "clip_range"):
+    if name in settings:
+      settings[name] = _schedule(settings[name])
+  env = env_util.make_vec_env(row.task, n_envs=n_envs, seed=seed)
+  if "noise_type" in settings:
+    kind, std = settings.pop("noise_type"), settings.pop("noise_std")
+    size = env.action_space.shape[0]
+    make = (noise.NormalActionNoise if kind == "normal"
+            else noise.OrnsteinUhlenbeckActionNoise)
+    settings["action_noise"] = make(np.zeros(size), std * np.ones(size))
+  algo = getattr(sb3, row.algo.upper())
+  return algo("MlpPolicy", env, seed=seed, policy_kwargs=policy_kwargs or None,
+              verbose=0, **settings)
+
+
+def train_sb3(row: ZooRow, seed: int, steps: int | None
+              ) -> tuple[float, Any]:
+  model_start = time.perf_counter()
+  model = sb3_model(row, seed)
+  model.learn(total_timesteps=steps or row.budget)
+  seconds = time.perf_counter() - model_start
+
+  def act(observation):
+    space = snt.envs.make(row.task, num_envs=1).action_space
+    dtype = tf.int32 if isinstance(space, snt.envs.Discrete) else tf.float32
+    shape = [None] + list(getattr(space, "shape", ()))
+
+    def predict(o):
+      return model.predict(o, deterministic=True)[0].astype(
+          dtype.as_numpy_dtype)
+    action = tf.numpy_function(predict, [observation], dtype)
+    action.set_shape(shape)
+    return action
+  return seconds, act
+
+
+# ---- The loop and the table. ----
+
+def run(args) -> list[dict[str, Any]]:
+  results = []
+  for name in args.rows:
+    row = BY_NAME[name]
+    scenario_type = getattr(snt.scenarios, row.algo.upper())
+    contenders = []
+    try:
+      scenario_type.recipe(row.task)
+      contenders += list(args.modes)
+    except ValueError:
+      print(f"{name}: no recipe of ours ({scenario_type.__name__}.recipe); "
+            f"skipped", flush=True)
+    if args.sb3:
+      contenders.append("sb3")
+    for contender in contenders:
+      for seed in args.seeds:
+        if contender == "sb3":
+          seconds, act = train_sb3(row, seed, args.steps)
+          steps = args.steps or row.budget
+        else:
+          seconds, scenario = train_ours(row, contender, seed, args.steps,
+                                         args.steps_per_call, args.set)
+          act, steps = _greedy(scenario), scenario.num_env_steps
+        returns = evaluate(act, row.task, seed)
+        result = dict(row=name, contender=contender, seed=seed,
+                      changes=args.set if contender != "sb3" else {},
+                      env_steps=steps, seconds=round(seconds, 2),
+                      mean_return=float(np.mean(returns)),
+                      zoo_return=row.zoo_return, zoo_budget=row.budget)
+        print(json.dumps(result), flush=True)
+        results.append(result)
+        if args.out:
+          with open(args.out, "a", encoding="utf-8") as out:
+            out.write(json.dumps(result) + "\n")
+  return results
+
+
+def table(results: list[dict[str, Any]]) -> str:
+  """Markdown: per row, each contender's mean and worst return over seeds
+  and mean wall time, beside the zoo's return."""
+  contenders = [c for c in ("gym", "in_graph", "sb3")
+                if any(r["contender"] == c for r in results)]
+  head = ("| row (zoo budget) | zoo return | " +
+          " | ".join({"gym": "ours, gymnasium", "in_graph": "ours, in-graph",
+                      "sb3": "SB3 (same run)"}[c] for c in contenders) + " |")
+  lines = [head, "|" + "---|" * (2 + len(contenders))]
+  for name in dict.fromkeys(r["row"] for r in results):
+    row = BY_NAME[name]
+    cells = []
+    for contender in contenders:
+      runs = [r for r in results
+              if r["row"] == name and r["contender"] == contender]
+      if not runs:
+        cells.append("-")
+        continue
+      returns = [r["mean_return"] for r in runs]
+      seconds = statistics.mean(r["seconds"] for r in runs)
+      steps = runs[0]["env_steps"]
+      at = "" if steps == row.budget else f" at {steps:,} steps"
+      cells.append(f"{statistics.mean(returns):.1f} (worst {min(returns):.1f}"
+                   f", {len(runs)} seeds{at}) in {seconds:.1f} s")
+    lines.append(f"| {name} ({row.budget // 1000}k) | {row.zoo_return:.1f} | "
+                 + " | ".join(cells) + " |")
+  return "\n".join(lines)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--rows", default=",".join(BY_NAME),
+                      help="comma-separated, e.g. dqn-CartPole-v1")
+  parser.add_argument("--seeds", type=int, default=3,
+                      help="seeds 0..N-1 (or --seed_list)")
+  parser.add_argument("--seed_list", type=int, nargs="+")
+  parser.add_argument("--modes", default="gym,in_graph")
+  parser.add_argument("--steps", type=int, help="override every budget")
+  parser.add_argument("--steps_per_call", type=int, default=100,
+                      help="off-policy scenario steps per compiled call")
+  parser.add_argument("--sb3", action="store_true",
+                      help="also train Stable-Baselines3 (zoo settings)")
+  parser.add_argument("--set", action="append", default=[],
+                      metavar="NAME=VALUE",
+                      help="change our recipes (a Python literal), e.g. "
+                           "--set gamma=0.98 --set hidden='(64, 64)'")
+  parser.add_argument("--out", help="append one JSON line per run here")
+  parser.add_argument("--table", help="print the table of a --out file")
+  args = parser.parse_args(argv)
+  if args.table:
+    with open(args.table, encoding="utf-8") as f:
+      print(table([json.loads(line) for line in f if line.strip()]))
+    return
+  args.set = {name: ast.literal_eval(value) for name, value in
+              (item.split("=", 1) for item in args.set)}
+  args.rows = args.rows.split(",")
+  unknown = [r for r in args.rows if r not in BY_NAME]
+  if unknown:
+    parser.error(f"unknown rows {unknown}; rows: {sorted(BY_NAME)}")
+  args.modes = args.modes.split(",")
+  if not set(args.modes) <= {"gym", "in_graph"}:
+    parser.error(f"--modes takes gym and/or in_graph, got {args.modes}")
+  args.seeds = args.seed_list or list(range(args.seeds))
+  print(table(run(args)))
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,53 @@
+"""benchmarks/zoo.py runs a tiny row end to end (the real rows take minutes
+each: BUILD_NOTES "Zoo table (issue 28)" has their figures)."""
+
+import importlib.util
+import json
+import pathlib
+
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+_ZOO = pathlib.Path(__file__).parent.parent / "benchmarks" / "zoo.py"
+
+
+def _zoo():
+  spec = importlib.util.spec_from_file_location("zoo_benchmark", _ZOO)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def test_a_tiny_row_trains_evaluates_and_makes_the_table(tmp_path, capsys):
+  zoo = _zoo()
+  out = tmp_path / "runs.jsonl"
+  zoo.main(["--rows", "dqn-CartPole-v1", "--seeds", "1", "--steps", "300",
+            "--modes", "in_graph", "--set", "gamma=0.9", "--out", str(out)])
+  printed = capsys.readouterr().out
+  (run,) = [json.loads(line) for line in out.read_text().splitlines()]
+  assert run["row"] == "dqn-CartPole-v1" and run["contender"] == "in_graph"
+  assert run["env_steps"] == 300 and run["changes"] == {"gamma": 0.9}
+  assert 8 <= run["mean_return"] <= 500 and run["zoo_return"] == 500.0
+  assert "| dqn-CartPole-v1 (50k) | 500.0 |" in printed
+  assert "at 300 steps" in printed
+  zoo.main(["--table", str(out)])
+  assert "| dqn-CartPole-v1 (50k) |" in capsys.readouterr().out
+
+
+def test_changes_reach_the_recipe_and_its_settings():
+  zoo = _zoo()
+  recipe = zoo.with_changes(snt.scenarios.DQN.recipe("CartPole-v1"),
+                            {"hidden": (8,), "gamma": 0.5})
+  assert recipe.hidden == (8,) and recipe.settings["gamma"] == 0.5
+  q_network = recipe.q_network()
+  assert q_network(tf.zeros([3, 4])).shape == [3, 2]
+  assert [v.shape.as_list() for v in q_network.variables
+          if v.shape.rank == 2] == [[4, 8], [8, 2]]
+
+
+def test_unknown_rows_are_refused_with_the_known_ones(capsys):
+  with pytest.raises(SystemExit):
+    _zoo().main(["--rows", "dqn-Pong"])
+  assert "unknown rows ['dqn-Pong']" in capsys.readouterr().err
