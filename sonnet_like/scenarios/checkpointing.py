@@ -225,7 +225,9 @@ def _not_built_yet(parent: Any, children: dict[str, Any], name: str) -> bool:
       parent, (collections.abc.Sequence, collections.abc.Mapping))
 
 
-def _is_optimizer(obj: Any) -> bool:
+def is_optimizer(obj: Any) -> bool:
+  """A Keras (`apply_gradients`) or Sonnet-style (`apply`, not a module's
+  `__call__`) optimizer."""
   return hasattr(obj, "apply_gradients") or (
       hasattr(obj, "apply") and not callable(getattr(obj, "__call__", None)))
 
@@ -296,7 +298,7 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
     in_checkpoint = {c.local_name: c.node_id for c in node.children}
     order = list(in_checkpoint.items())
     if node_id == 0:  # Models before optimizers, which refer to their weights.
-      order.sort(key=lambda item: _is_optimizer(children.get(item[0])))
+      order.sort(key=lambda item: is_optimizer(children.get(item[0])))
     for name, child_id in order:
       child_path = f"{where}/{name}" if where else name
       if name not in children and not (_not_built_yet(obj, children, name)

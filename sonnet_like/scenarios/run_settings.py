@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.scenarios import checkpointing
+
 NAME = "run_settings"
 
 # Settings a resume may change without it being worth a word.
@@ -94,11 +96,6 @@ def _learning_rate(optimizer: Any) -> tuple[float, Any] | None:
   return None
 
 
-def _is_optimizer(obj: Any) -> bool:
-  return hasattr(obj, "apply_gradients") or (
-      hasattr(obj, "apply") and hasattr(obj, "learning_rate"))
-
-
 def _batches(spec: Any) -> Any:
   return _plain(tf.nest.map_structure(
       lambda s: [s.shape.as_list(), s.dtype.name], spec))
@@ -132,7 +129,8 @@ class RunSettings(tf.train.experimental.PythonState):
     self._optimizers = {}
     rates = {}
     for name, obj in scenario.trackables().items():
-      rate = _learning_rate(obj) if _is_optimizer(obj) else None
+      rate = (_learning_rate(obj) if checkpointing.is_optimizer(obj)
+              else None)
       if rate is not None:
         rates[name], self._optimizers[name] = rate
     self.record = {
