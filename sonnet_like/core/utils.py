@@ -1,7 +1,8 @@
 """Small helpers shared by modules."""
 
+import functools
 import inspect
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import tensorflow as tf
 
@@ -102,9 +103,27 @@ def call_model(model: Any, inputs: Any, training: bool) -> Any:
   An optional `is_training` (Sonnet's MLP: only with dropout) is passed
   unless the model refuses it with an error that names it.
   """
+  return bound_model(model, inputs, training)[1]
+
+
+def bound_model(model: Any, inputs: Any,
+                training: bool) -> tuple[Callable[[Any], Any], Any]:
+  """`model` as `call_model` calls it, with `is_training` bound where it is
+  passed, and the outputs of that call on `inputs`: a step that calls the
+  model again finds the convention once (Keras reads a layer's `training`
+  argument once too)."""
   parameter = _is_training_parameter(model)
   if parameter is None:
-    return model(inputs)
+    return model, model(inputs)
+  bound = functools.partial(model, is_training=training)
+  if parameter.default is inspect.Parameter.empty:
+    return bound, bound(inputs)
+  try:
+    return bound, bound(inputs)
+  except ValueError as error:
+    if "is_training" not in str(error):
+      raise
+    return model, model(inputs)
   if parameter.default is inspect.Parameter.empty:
     return model(inputs, is_training=training)
   try:

@@ -171,18 +171,30 @@ def checked_timestep(env: Environment, timestep: TimeStep,
                     for field, value in zip(TimeStep._fields, timestep)))
 
 
-def check_shapes(env: Environment, owner: str) -> None:
+def check_shapes(env: Environment, owner: str) -> bool:
   """Checks `env`'s observation and step shapes before training.
 
   Traces (never runs) one `observation()` and one `step()` with a zero
   action, so a wrong shape is a plain `ValueError` starting with `owner`
   before the first step, not an error from inside the compiled loop.
+
+  Returns:
+    Whether every shape was fully known when traced (an in-graph
+    environment): then this check is the whole check, and a loop stepping
+    `env` need not check each step again (`checked` would add nothing).
+    False when shapes are known only at run time (a gymnasium environment):
+    each step's values are asserted with `checked`.
   """
   spec = env.action_space.spec
   action = tf.zeros([env.num_envs] + spec.shape.as_list(), spec.dtype)
+  static = []
 
   def probe():
-    checked(env, env.observation(), "observation", "observation()", owner)
-    checked_timestep(env, env.step(action), owner)
+    values = (env.observation(),) + tuple(env.step(action))
+    static.extend(tf.convert_to_tensor(v).shape.is_fully_defined()
+                  for v in values)
+    checked(env, values[0], "observation", "observation()", owner)
+    checked_timestep(env, TimeStep(*values[1:]), owner)
 
   tf.function(probe, autograph=False).get_concrete_function()
+  return all(static)

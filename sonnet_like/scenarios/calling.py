@@ -13,6 +13,7 @@ import tensorflow as tf
 from sonnet_like.core import utils
 
 call_model = utils.call_model  # Lives in core: export uses it too.
+bound_model = utils.bound_model
 
 
 def build_models(modules: Sequence[Any], call: Callable[[], Any]) -> Any:

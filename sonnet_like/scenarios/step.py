@@ -252,12 +252,26 @@ class TracedStep:
     """`model(inputs)`, in the precision while the step is traced (see
     `Scenario.forward`); `is_training` is passed where the model takes it."""
     if is_training is None:
-      call = model
-    else:
-      call = lambda x: utils.call_model(model, x, is_training)
-    if not self._in_step or self.precision.compute_dtype is None:
-      return call(inputs)
-    return self._cast(model, call, inputs)
+      return self.in_precision(model)(inputs)
+    return self.in_precision(
+        model, lambda x: utils.call_model(model, x, is_training))(inputs)
+
+  def in_precision(self, model: Any,
+                   call: Callable[[Any], Any] | None = None
+                   ) -> Callable[[Any], Any]:
+    """`call` (by default `model` itself) as `forward` runs it: in the
+    precision while the step is traced. Without a compute dtype there is
+    nothing to add and `call` comes back as it is, so a network bound once
+    (at setup) is called directly from the step."""
+    call = model if call is None else call
+    if self.precision.compute_dtype is None:
+      return call
+
+    def in_step_precision(inputs: Any) -> Any:
+      if not self._in_step:
+        return call(inputs)
+      return self._cast(model, call, inputs)
+    return in_step_precision
 
   def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
                 variables: Sequence[tf.Variable]) -> list[Any]:

@@ -213,8 +213,12 @@ class Supervised(engine.Scenario):
 
   def build(self):
     inputs = unpack(self.example_batch())[0]
-    calling.build_models([self.model],
-                         lambda: calling.call_model(self.model, inputs, True))
+    in_training, _ = calling.build_models(
+        [self.model], lambda: calling.bound_model(self.model, inputs, True))
+    # The model as `train_step` calls it, found once: `self.forward(model,
+    # inputs, is_training=True)` without looking again at every trace.
+    self._model_in_training = self.traced_step.in_precision(self.model,
+                                                            in_training)
     self.build_optimizer(self.optimizer, self.model.trainable_variables)
     if self._first_batch is not None:  # Every variable change is undone.
       inputs, targets, _ = unpack(self._first_batch)
@@ -254,12 +258,11 @@ class Supervised(engine.Scenario):
     precision, loss scaling, NaN guard, clipping and distribution.
     """
     inputs, targets, weights = unpack(data)
-    traced = self.traced_step  # What self.forward etc. delegate to.
     with tf.GradientTape() as tape:
-      outputs = traced.forward(self.model, inputs, is_training=True)
+      outputs = self._model_in_training(inputs)  # self.forward, bound.
       loss = self.compute_loss(inputs, targets, outputs, weights)
-    traced.minimize(tape, loss, self.model.trainable_variables,
-                    self.optimizer)
+    self.traced_step.minimize(tape, loss, self.model.trainable_variables,
+                              self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
     # With one replica the logged loss is the checked one (no second check).
     logs = {"loss": loss if replicas == 1 else loss * replicas}

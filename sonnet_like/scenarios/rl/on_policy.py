@@ -23,7 +23,6 @@ RL scenarios run under the default strategy only: a multi-replica strategy
 would need one batch of environments per replica.
 """
 
-import functools
 import math
 from typing import Any, NamedTuple
 
@@ -57,12 +56,6 @@ class Experience(NamedTuple):
   last_value: tf.Tensor
 
 
-def as_values(outputs: tf.Tensor) -> tf.Tensor:
-  """The critic's `[batch]` or `[batch, 1]` outputs (checked by `build`
-  with `policies.values_of`) as float32 `[batch]`."""
-  if outputs.shape.rank == 2:
-    outputs = outputs[:, 0]
-  return tf.cast(outputs, tf.float32)
 
 
 class OnPolicy(engine.Scenario):
@@ -134,6 +127,10 @@ class OnPolicy(engine.Scenario):
       arguments.check_module(owner, name, module)
     self.traced_step.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
+    # The networks as the step calls them (`self.traced_step.forward`,
+    # bound once: in float32 the modules themselves).
+    self.call_actor = self.traced_step.in_precision(actor)
+    self.call_critic = self.traced_step.in_precision(critic)
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
@@ -157,6 +154,7 @@ class OnPolicy(engine.Scenario):
     self.stats = episodes.EpisodeStats(self.num_envs)
     self._evaluation = None
     self._variables: list[tf.Variable] = []
+    self._check_steps = True  # Until `build` finds every shape static.
 
   # ---- Engine interface. ----
 
@@ -179,7 +177,7 @@ class OnPolicy(engine.Scenario):
 
   def build(self):
     observation = self.env.reset(seed=self.seed)
-    base.check_shapes(self.env, type(self).__name__)
+    self._check_steps = not base.check_shapes(self.env, type(self).__name__)
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
     self._variables = self.trainable_variables()
@@ -214,13 +212,18 @@ class OnPolicy(engine.Scenario):
 
   def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
     """The actor on raw `[batch, ...]` observations (normalised first)."""
-    return self.traced_step.forward(self.actor, self.normalize(observations))
+    return self.call_actor(self.normalize(observations))
 
   def critic_values(self, observations: tf.Tensor) -> tf.Tensor:
     """The value module on raw `[batch, ...]` observations, as `[batch]`."""
-    values = self.traced_step.forward(self.critic,
-                                      self.normalize(observations))
+    values = self.call_critic(self.normalize(observations))
     return policies.values_of(type(self).__name__, self.critic_name, values)
+
+  def values_of_inputs(self, inputs: tf.Tensor) -> tf.Tensor:
+    """Traced: the critic's values of network inputs (normalised
+    observations) as float32 `[batch]` (`build` checked its outputs are
+    `[batch]` or `[batch, 1]`)."""
+    return tf.cast(tf.reshape(self.call_critic(inputs), [-1]), tf.float32)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.
@@ -248,19 +251,19 @@ class OnPolicy(engine.Scenario):
   def experience(self) -> Experience:
     """One rollout with the current policy, then the critic's values of its
     observations, final observations and last observation in one call."""
-    actor = (functools.partial(self.traced_step.forward, self.actor)
-             if self.normalizer is None else self.actor_outputs)
+    actor = self.call_actor if self.normalizer is None else self.actor_outputs
     batch = rollout.collect(
         self.env, actor, self.policy, self.stats, self.rng,
         self.rollout_length, owner=type(self).__name__,
-        features=self.normalize if self.policy.uses_sde else None)
+        features=self.normalize if self.policy.uses_sde else None,
+        check_steps=self._check_steps)
     size = self.rollout_length * self.num_envs
     both = tf.concat([batch.observations, batch.final_observations], axis=0)
     every = tf.concat([
         tf.reshape(both, tf.concat([[2 * size], tf.shape(both)[2:]], 0)),
         batch.last_observation], axis=0)
     every = self.normalize(every)
-    values = as_values(self.traced_step.forward(self.critic, every))
+    values = self.values_of_inputs(every)
     shape = [self.rollout_length, self.num_envs]
     return Experience(batch, every[:size], tf.reshape(values[:size], shape),
                       tf.reshape(values[size:2 * size], shape),

@@ -262,7 +262,7 @@ class PPO(on_policy.OnPolicy):
       advantages = returns.standardize(advantages)
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
-      outputs = self.traced_step.forward(self.actor, inputs)
+      outputs = self.call_actor(inputs)
       log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
       log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
@@ -270,8 +270,8 @@ class PPO(on_policy.OnPolicy):
                                  1.0 + self.clip_ratio)
       policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages,
                                                clipped * advantages))
-      values = on_policy.as_values(self.traced_step.forward(self.critic,
-                                                            inputs))
+      # `values_of_inputs`, written out: the whole loss in one place.
+      values = tf.cast(tf.reshape(self.call_critic(inputs), [-1]), tf.float32)
       value_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
       entropy = tf.reduce_mean(entropy)
       loss = policy_loss + self.value_coef * value_loss

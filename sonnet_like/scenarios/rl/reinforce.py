@@ -111,10 +111,8 @@ class REINFORCE(on_policy.OnPolicy):
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
       distribution = self.policy.distribution(
-          self.traced_step.forward(self.actor, experience.inputs),
-          experience.inputs)
-      values = on_policy.as_values(self.traced_step.forward(
-          self.critic, experience.inputs))
+          self.call_actor(experience.inputs), experience.inputs)
+      values = self.values_of_inputs(experience.inputs)
       advantages = tf.stop_gradient(targets - values)
       if self.normalize_advantages:
         advantages = returns.standardize(advantages)

@@ -66,7 +66,8 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             policy: policies.Policy, stats: episodes.EpisodeStats,
             rng: tf.random.Generator, length: int,
             owner: str | None = None,
-            features: Callable[[tf.Tensor], Any] | None = None) -> Rollout:
+            features: Callable[[tf.Tensor], Any] | None = None,
+            check_steps: bool = True) -> Rollout:
   """Steps `env` `length` times with actions sampled from `actor`.
 
   Args:
@@ -79,6 +80,9 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     owner: The scenario collecting, named in shape errors.
     features: For a gSDE policy: observations -> the features its noise
       multiplies (the actor's inputs).
+    check_steps: Check the shapes of every observation and step
+      (`base.checked`); False where `base.check_shapes` found them all
+      known when traced, which checked them once for every step.
 
   Returns:
     A `Rollout`.
@@ -101,7 +105,9 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
     action, log_prob, env_action = policy.explore(
         actor(observation), rng,
         None if features is None else features(observation))
-    timestep = base.checked_timestep(env, env.step(env_action), owner)
+    timestep = env.step(env_action)
+    if check_steps:
+      timestep = base.checked_timestep(env, timestep, owner)
     stats.update(timestep)
     values = (observation, action, log_prob,
               tf.cast(timestep.reward, tf.float32), timestep.terminated,
@@ -112,8 +118,10 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
         tf.cast(timestep.observation, spec.dtype), observation.shape)
     return t + 1, next_observation, arrays
 
-  first = tf.cast(base.checked(env, env.observation(), "observation",
-                              "observation()", owner), spec.dtype)
+  first = env.observation()
+  if check_steps:
+    first = base.checked(env, first, "observation", "observation()", owner)
+  first = tf.cast(first, spec.dtype)
   _, last, arrays = tf.while_loop(
       lambda t, *_: t < length, body, (tf.constant(0), first, arrays),
       maximum_iterations=length)
