@@ -40,3 +40,28 @@ def test_reseed_restarts_the_stream_eagerly_and_in_tf_function():
     return generator.uniform_full_int([8], tf.uint32)
 
   np.testing.assert_array_equal(reseeded(tf.constant(5)).numpy(), expected)
+
+
+def test_bound_model_finds_how_to_pass_is_training_once():
+  calls = []
+
+  def required(x, is_training):
+    calls.append(is_training)
+    return x + 1.0
+
+  def refuses(x, is_training=None):  # Sonnet's MLP without dropout.
+    if is_training is not None:
+      raise ValueError("is_training is only for dropout")
+    calls.append(None)
+    return x + 2.0
+
+  x = tf.constant(1.0)
+  for model, expected in ((required, True), (refuses, None)):
+    calls.clear()
+    call, outputs = utils.bound_model(model, x, True)
+    assert float(outputs) == float(call(x)) == float(
+        utils.call_model(model, x, True))
+    assert calls == [expected] * 3  # The bound call passes it or not.
+  plain = lambda x: x * 3.0
+  call, outputs = utils.bound_model(plain, x, False)
+  assert call is plain and float(outputs) == 3.0

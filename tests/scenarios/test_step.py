@@ -231,3 +231,18 @@ def test_call_rollback_finds_a_nonfinite_state_under_finite_verdicts():
   assert not bool(finite)
   assert counter.numpy() == 0 and total.numpy() == 0.0
   assert rollback.failed_at.numpy() == -1
+
+
+def test_in_precision_is_the_model_itself_in_float32():
+  import sonnet_like as snt
+  from sonnet_like.scenarios import precision, settings
+  linear = snt.Linear(2)
+  x = tf.ones([1, 3])
+  plain = step.TracedStep("T", precision.parse("T", "float32"),
+                          settings.GuardSettings())
+  assert plain.in_precision(linear) is linear
+  mixed = step.TracedStep("T", precision.parse("T", "mixed_bfloat16"),
+                          settings.GuardSettings())
+  call = mixed.in_precision(linear)
+  assert call is not linear
+  np.testing.assert_array_equal(call(x), linear(x))  # Not in the step.
