@@ -15,6 +15,7 @@ them on `scenario.traced_step` directly (with `minimize`, gradients and
 update in one call). The Python loop around the call is the engine's.
 """
 
+import contextlib
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -300,7 +301,13 @@ class TracedStep:
           scale=scale)
       self.recorder.record(finite, loss)
       return finite
-    with self.rates.applied(optimizer, self.step):
+    # With a schedule, the update uses the step's rate (a Keras variable
+    # assigned, or a Sonnet-style attribute set while traced); without one
+    # there is nothing to set.
+    scheduled = (self.rates.applied(optimizer, self.step)
+                 if self.rates.schedule is not None
+                 else contextlib.nullcontext())
+    with scheduled:
       finite = guard_lib.apply_update(
           optimizer, grads, variables, loss=loss,
           clip_norm=self.guard.clip_norm,

@@ -38,19 +38,25 @@ from sonnet_like.scenarios.rl import normalization
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
 
+
 class Experience(NamedTuple):
-  """One rollout with what the critic says of it (`OnPolicy.experience`).
+  """One rollout ready for the updates, with what the critic says of it
+  (`OnPolicy.experience`).
 
   Attributes:
     rollout: The `rollout.Rollout`, time-major `[T, num_envs, ...]`.
     inputs: `[T * num_envs, ...]`, its observations as the networks see
       them (normalised, if asked), flattened.
+    actions: `[T * num_envs, ...]`, its actions, flattened.
+    log_probs: `[T * num_envs]`, their log-probabilities, flattened.
     values: `[T, num_envs]` values of the observations.
     final_values: `[T, num_envs]` values of the final observations.
     last_value: `[num_envs]` value of the observation after the last step.
   """
   rollout: rollout.Rollout
   inputs: tf.Tensor
+  actions: tf.Tensor
+  log_probs: tf.Tensor
   values: tf.Tensor
   final_values: tf.Tensor
   last_value: tf.Tensor
@@ -258,14 +264,18 @@ class OnPolicy(engine.Scenario):
         features=self.normalize if self.policy.uses_sde else None,
         check_steps=self._check_steps)
     size = self.rollout_length * self.num_envs
-    both = tf.concat([batch.observations, batch.final_observations], axis=0)
-    every = tf.concat([
-        tf.reshape(both, tf.concat([[2 * size], tf.shape(both)[2:]], 0)),
-        batch.last_observation], axis=0)
+
+    def flat(x):  # [T, num_envs, ...] -> [T * num_envs, ...]; static.
+      return tf.reshape(x, [size] + x.shape[2:].as_list())
+
+    every = tf.concat([flat(batch.observations),
+                       flat(batch.final_observations),
+                       batch.last_observation], axis=0)
     every = self.normalize(every)
     values = self.values_of_inputs(every)
     shape = [self.rollout_length, self.num_envs]
-    return Experience(batch, every[:size], tf.reshape(values[:size], shape),
+    return Experience(batch, every[:size], flat(batch.actions),
+                      flat(batch.log_probs), tf.reshape(values[:size], shape),
                       tf.reshape(values[size:2 * size], shape),
                       values[2 * size:])
 

@@ -210,9 +210,9 @@ class PPO(on_policy.OnPolicy):
     advantages = returns.gae(rewards, experience.values, batch.terminated,
                              batch.truncated, self.gamma, self.gae_lambda,
                              experience.final_values, experience.last_value)
-    data = (experience.inputs,) + rollout.flatten((
-        batch.actions, batch.log_probs, advantages,
-        advantages + experience.values))
+    data = (experience.inputs, experience.actions, experience.log_probs,
+            tf.reshape(advantages, [-1]),
+            tf.reshape(advantages + experience.values, [-1]))
     logs = self._update_epochs(data)
     logs.update(self.stats.logs())
     if self.normalizer is not None:  # For the next rollout.

@@ -20,7 +20,6 @@ from sonnet_like.scenarios import history as history_lib
 from sonnet_like.core import arguments
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import returns
-from sonnet_like.scenarios.rl import rollout
 
 
 class REINFORCE(on_policy.OnPolicy):
@@ -105,9 +104,10 @@ class REINFORCE(on_policy.OnPolicy):
     """One rollout and one gradient step on it."""
     experience = self.experience()
     batch = experience.rollout
-    targets, actions = rollout.flatten((returns.discounted_returns(
+    targets = tf.reshape(returns.discounted_returns(
         batch.rewards, batch.terminated, batch.truncated, self.gamma,
-        experience.final_values, experience.last_value), batch.actions))
+        experience.final_values, experience.last_value), [-1])
+    actions = experience.actions
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
       distribution = self.policy.distribution(
