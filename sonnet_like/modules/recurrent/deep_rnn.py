@@ -192,12 +192,15 @@ def deep_rnn_with_residual_connections(
   `outputs[-1]` the core's inputs; so every layer keeps the input size.
 
       >>> import sonnet_like as snt, tensorflow as tf
-      >>> deep = snt.deep_rnn_with_residual_connections(
-      ...     [snt.GRU(3, name="res_g0"), snt.GRU(3, name="res_g1")],
-      ...     name="residual_example")
-      >>> outputs, _ = deep(tf.ones([2, 3]), deep.initial_state(2))
-      >>> outputs.shape
-      TensorShape([2, 3])
+      >>> layers = [snt.GRU(3, name="res_g0"), snt.GRU(3, name="res_g1")]
+      >>> deep = snt.deep_rnn_with_residual_connections(layers,
+      ...                                              name="residual_example")
+      >>> x = tf.ones([2, 3])
+      >>> outputs, _ = deep(x, deep.initial_state(2))
+      >>> h0, _ = layers[0](x, layers[0].initial_state(2))
+      >>> h1, _ = layers[1](h0 + x, layers[1].initial_state(2))
+      >>> float(tf.reduce_max(tf.abs(outputs - (h1 + h0 + x)))) < 1e-6
+      True
 
   Args:
     layers: `RNNCore`s only, each with output size equal to its input size.
