@@ -124,11 +124,3 @@ def bound_model(model: Any, inputs: Any,
     if "is_training" not in str(error):
       raise
     return model, model(inputs)
-  if parameter.default is inspect.Parameter.empty:
-    return model(inputs, is_training=training)
-  try:
-    return model(inputs, is_training=training)
-  except ValueError as error:
-    if "is_training" not in str(error):
-      raise
-    return model(inputs)

@@ -62,8 +62,6 @@ class Experience(NamedTuple):
   last_value: tf.Tensor
 
 
-
-
 class OnPolicy(engine.Scenario):
   """Base class of REINFORCE and PPO (see the module docstring).
 
