@@ -89,8 +89,10 @@ class L2(_Scaled):
   """`scale * sum(t ** 2)` over all entries (no factor of 1/2).
 
       >>> import sonnet_like as snt, tensorflow as tf
-      >>> l2 = snt.regularizers.L2(0.1)
-      >>> round(float(l2([tf.constant([1.0, -2.0, 3.0])])), 5)
+      >>> weights = tf.constant([1.0, -2.0, 3.0])
+      >>> round(float(snt.regularizers.L2(0.1)([weights])), 5)
+      1.4
+      >>> round(float(0.1 * 2 * tf.nn.l2_loss(weights)), 5)  # l2_loss halves.
       1.4
   """
 
