@@ -195,6 +195,12 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
                       gamma=0.99),
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
         activation="relu"),
+    "MountainCarContinuous-v0": dict(
+        settings=dict(num_env_steps=50_000, buffer_size=50_000,
+                      batch_size=512, learning_starts=0, train_every=32,
+                      gradient_steps=32, gamma=0.9999, tau=0.01, alpha=0.1),
+        learning_rate=3e-4, hidden=(64, 64), actor_outputs=2,
+        activation="relu"),
 }
 
 # DQN. The RL Zoo's settings (Stable-Baselines3's `train_freq` is
