@@ -58,7 +58,8 @@ class SAC(twin_critics.TwinCritics):
   "q_mean" of the latest update, and the `EpisodeStats` logs. Evaluation:
   the greedy policy (the squashed mean) over `eval_episodes` episodes.
 
-  A documented recipe: `SAC.recipe("Pendulum-v1")` (see `rl.recipes`). Act
+  Documented recipes: `SAC.recipe("Pendulum-v1")` and
+  `SAC.recipe("MountainCarContinuous-v0")` (gSDE; see `rl.recipes`). Act
   with a trained policy through `sac.act(observation)`:
 
       >>> import numpy as np, sonnet_like as snt
