@@ -58,7 +58,8 @@ class SAC(twin_critics.TwinCritics):
   "q_mean" of the latest update, and the `EpisodeStats` logs. Evaluation:
   the greedy policy (the squashed mean) over `eval_episodes` episodes.
 
-  A documented recipe: `SAC.recipe("Pendulum-v1")` (see `rl.recipes`). Act
+  Documented recipes: `SAC.recipe("Pendulum-v1")` and
+  `SAC.recipe("MountainCarContinuous-v0")` (gSDE; see `rl.recipes`). Act
   with a trained policy through `sac.act(observation)`:
 
       >>> import numpy as np, sonnet_like as snt
@@ -89,6 +90,17 @@ class SAC(twin_critics.TwinCritics):
       statistics (`normalization.ObservationNormalizer`, updated with every
       step's observations; replayed ones are normalised with the current
       statistics).
+    sde_sample_freq: None (a fresh Gaussian sample at every step, the
+      actor's `2k` outputs giving means and log-stds), or explore with gSDE
+      (`policies`' module docstring; as Stable-Baselines3's `use_sde`): the
+      actor outputs `k` means, the noise is linear in the actor's inputs
+      (the observations, normalised if asked) with a trained `[observation
+      size, k]` log-std, and each environment's noise matrix is drawn
+      again every this many scenario steps (held in between, so an
+      exploring push lasts; checkpointed). The updates sample with fresh
+      noise of the same distribution.
+    log_std_init: Initial log standard deviation: with gSDE of the noise
+      matrices' entries, else added to the actor's log-std outputs.
     eval_episodes: Episodes per greedy evaluation.
     **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
       save_every, save_dir, jit_compile, on_nonfinite, clip_norm, seed,
@@ -105,6 +117,7 @@ class SAC(twin_critics.TwinCritics):
                gamma: float = 0.99, alpha: float | str = "auto",
                alpha_init: float = 1.0, target_entropy: float | None = None,
                normalize_observations: bool = False,
+               sde_sample_freq: int | None = None, log_std_init: float = 0.0,
                eval_episodes: int = 10, **kwargs):
     super().__init__(num_env_steps, num_envs=num_envs,
                      buffer_size=buffer_size, batch_size=batch_size,
@@ -117,6 +130,13 @@ class SAC(twin_critics.TwinCritics):
     arguments.check_positive_number("SAC", "alpha_init", alpha_init)
     twin_critics.check_finite_or_none("SAC", "target_entropy",
                                       target_entropy)
+    if sde_sample_freq is not None:
+      arguments.check_positive_int("SAC", "sde_sample_freq", sde_sample_freq)
+    if isinstance(log_std_init, bool) or not isinstance(
+        log_std_init, (int, float)) or not math.isfinite(log_std_init):
+      raise ValueError(f"SAC: log_std_init must be a finite number, got "
+                       f"{log_std_init!r}.")
+    self.sde_sample_freq, self.log_std_init = sde_sample_freq, log_std_init
     self.alpha = alpha
     self.alpha_init, self.target_entropy = float(alpha_init), target_entropy
 
@@ -128,8 +148,29 @@ class SAC(twin_critics.TwinCritics):
   # ---- `TwinCritics` hooks. ----
 
   def make_policy(self):
-    return policies.Policy("SAC", self.env.action_space,
-                           state_dependent_std=True, squash=True)
+    if self.sde_sample_freq is None:
+      return policies.Policy("SAC", self.env.action_space,
+                             self.log_std_init, state_dependent_std=True,
+                             squash=True)
+    spec = self.env.observation_spec
+    if spec.shape.rank != 1:
+      raise ValueError(f"SAC: gSDE (sde_sample_freq) takes observations "
+                       f"with one axis as its features, got shape "
+                       f"{spec.shape.as_list()}.")
+    return policies.Policy("SAC", self.env.action_space, self.log_std_init,
+                           squash=True, sde_sample_freq=self.sde_sample_freq,
+                           sde_features=spec.shape[0],
+                           sde_batch=self.env.num_envs)
+
+  def extra_learners(self):
+    # gSDE: the trained log-std, the held noise matrices and their count.
+    return {"policy": self.policy} if self.policy.uses_sde else {}
+
+  def actor_variables(self) -> list[tf.Variable]:
+    """What the actor's loss trains: the actor's and the policy's (gSDE's
+    log-std) variables."""
+    return (list(self.actor.trainable_variables) +
+            list(self.policy.trainable_variables))
 
   def build_state(self) -> dict[str, tf.Variable]:
     space = self.env.action_space
@@ -139,7 +180,9 @@ class SAC(twin_critics.TwinCritics):
     return {"log_alpha": tf.Variable(math.log(alpha), name="log_alpha")}
 
   def _trained_variables(self) -> list[tf.Variable]:
-    variables = super()._trained_variables()
+    super()._trained_variables()  # Refuses shared variables.
+    # In `update`'s order: the actor's, the critics', the temperature.
+    variables = self.actor_variables() + self.critic_variables()
     if self.alpha == "auto":
       variables.append(self._state.log_alpha)
     return variables
@@ -149,8 +192,9 @@ class SAC(twin_critics.TwinCritics):
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
     outputs = self.traced_step.forward(self.actor, observations)
-    raw = self.policy.sample(outputs, self.rng)
-    return tf.tanh(raw), self.policy.log_prob(outputs, raw)
+    features = observations if self.policy.uses_sde else None
+    raw = self.policy.sample(outputs, self.rng, features)
+    return tf.tanh(raw), self.policy.log_prob(outputs, raw, features)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.
@@ -163,7 +207,8 @@ class SAC(twin_critics.TwinCritics):
     """
     return self.policy.act(lambda x: self.actor(self.normalize(x)),
                            observation, self.env.observation_spec, greedy,
-                           self.rng)
+                           self.rng, self.normalize if self.policy.uses_sde
+                           else None)
 
   # ---- The traced step. ----
 
@@ -179,7 +224,7 @@ class SAC(twin_critics.TwinCritics):
     targets = tf.stop_gradient(batch.reward + self.gamma * (
         1.0 - tf.cast(batch.terminated, tf.float32)) * (
             next_q - alpha * next_log_probs))
-    actor_variables = list(self.actor.trainable_variables)
+    actor_variables = self.actor_variables()
     critic_variables = self.critic_variables()
     with tf.GradientTape(persistent=True) as tape:
       critic_loss, q1 = self.critic_loss(observations, actions, targets)
@@ -209,7 +254,14 @@ class SAC(twin_critics.TwinCritics):
 
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
-    sampled from the policy."""
+    sampled from the policy (with gSDE: from the held noise matrices)."""
     random = self.random_unit_actions()
-    sampled, _ = self._sample(self.normalize(observation))
+    observation = self.normalize(observation)
+    if self.policy.uses_sde:
+      raw, _, _ = self.policy.explore(
+          self.traced_step.forward(self.actor, observation), self.rng,
+          observation)
+      sampled = tf.tanh(raw)
+    else:
+      sampled, _ = self._sample(observation)
     return self.unit_to_env(tf.where(self.still_random(), random, sampled))

@@ -75,3 +75,14 @@ def test_unknown_tasks_are_refused_with_the_known_ones():
   with pytest.raises(ValueError, match=r"^PPO: no recipe for 'Ant-v4'; "
                      r"recipes exist for \[.*'Pendulum-v1'"):
     snt.scenarios.PPO.recipe("Ant-v4")
+
+
+def test_the_sac_mountain_car_recipe_explores_with_gsde():
+  recipe = snt.scenarios.SAC.recipe("MountainCarContinuous-v0")
+  sac = recipe.scenario(progress=False)
+  # The zoo's gSDE (use_sde), resampled once per round of 32 steps.
+  assert (sac.sde_sample_freq, sac.train_every, sac.gradient_steps) == (
+      32, 32, 32)
+  assert sac.alpha == 0.1 and recipe.actor_outputs == 1  # Means only.
+  actor, _ = recipe.networks()
+  assert actor(tf.zeros([3, 2])).shape == [3, 1]

@@ -106,3 +106,62 @@ def test_trains_under_mixed_float16_with_a_loss_scale():
   assert sac.step == 100 and np.all(np.isfinite(train["critic_loss"]))
   assert train["loss_scale"][-1] > 1.0
   assert all(v.dtype == tf.float32 for v in actor.variables)
+
+
+# ---- gSDE (sde_sample_freq) ----
+
+def _sde_run(save_dir, num_env_steps):
+  # 4 environments; noise drawn every 4 steps, 2 updates every 8 steps,
+  # saved every 5. An actor that outputs 0 until its first update: the
+  # raw action is then observation * W_i, the observation a sign.
+  tf.random.set_seed(0)
+  sac = snt.scenarios.SAC(
+      num_env_steps, num_envs=4, learning_starts=0, batch_size=16,
+      train_every=8, gradient_steps=2, alpha=0.1, sde_sample_freq=4,
+      log_std_init=-1.0, save_every=5,
+      steps_per_call=5, save_dir=str(save_dir), seed=0, eval_every=None,
+      progress=False)
+  sac(snt.Linear(1, w_init=tf.zeros_initializer(), name="actor"),
+      snt.nets.MLP([8, 1], name="critic"), snt.optimizers.Adam(1e-2),
+      snt.envs.Guess(num_envs=4, continuous=True, seed=0),
+      eval_env=snt.envs.Guess(num_envs=4, continuous=True, seed=1))
+  return sac
+
+
+def test_sde_holds_the_noise_between_resamples_and_resumes_bitwise(tmp_path):
+  whole = _sde_run(tmp_path / "whole", 80)
+  assert whole.policy.uses_sde and int(whole.policy.sde_steps) == 20
+  # Before the first update |atanh(action)| is env i's |W_i|: held for 4
+  # steps, then drawn again.
+  actions = whole.buffer.storage.action.numpy()[:32, 0]
+  windows = np.abs(np.arctanh(actions)).reshape(2, 4, 4)  # [draw, step, env]
+  np.testing.assert_allclose(
+      windows, np.broadcast_to(windows[:, :1], windows.shape), rtol=1e-4)
+  assert np.all(np.abs(windows[1, 0] - windows[0, 0]) > 1e-3)
+  assert not np.allclose(whole.policy.log_std.numpy(), -1.0)  # Trained.
+  # Resumed at step 10, inside the window drawn at step 9: the checkpoint
+  # holds the matrices and their count.
+  _sde_run(tmp_path / "parts", 40)
+  resumed = _sde_run(tmp_path / "parts", 80)
+  assert resumed.step == whole.step == 20
+  state = lambda s: [v.numpy() for _, m in sorted(s.trackables().items())
+                     for v in getattr(m, "variables", [])]
+  for a, b in zip(state(whole), state(resumed)):
+    np.testing.assert_array_equal(a, b)
+  sampled = whole.act(np.ones([5, 1], np.float32), greedy=False)
+  assert sampled.shape == [5, 1] and np.all(np.abs(sampled) <= 1.0)
+
+
+def test_sde_settings_are_checked():
+  with pytest.raises(ValueError, match=r"^SAC: the actor must output "
+                     r"\[batch, 1\] means for Box\(shape=\(1,\)\), got "
+                     r"\[batch, 2\]"):
+    snt.scenarios.SAC(8, num_envs=4, sde_sample_freq=4, progress=False)(
+        snt.Linear(2), snt.Linear(1), snt.optimizers.Adam(),
+        snt.envs.Guess(num_envs=4, continuous=True),
+        eval_env=snt.envs.Guess(num_envs=4, continuous=True))
+  with pytest.raises(ValueError, match=r"^SAC: sde_sample_freq must be"):
+    snt.scenarios.SAC(8, sde_sample_freq=0)
+  with pytest.raises(ValueError, match=r"^SAC: log_std_init must be a finite "
+                     r"number, got nan"):
+    snt.scenarios.SAC(8, log_std_init=float("nan"))
