@@ -213,6 +213,22 @@ DQN_RECIPES: dict[str, dict[str, Any]] = {
                       clip_norm=10.0),
         learning_rate=2.3e-3, hidden=(256, 256), actor_outputs=2,
         activation="relu"),
+    "Acrobot-v1": dict(
+        settings=dict(num_env_steps=100_000, buffer_size=50_000,
+                      batch_size=128, learning_starts=0, gamma=0.99,
+                      target_update_every=250, train_every=4,
+                      gradient_steps=4, epsilon=(1.0, 0.1, 0.12),
+                      clip_norm=10.0),
+        learning_rate=6.3e-4, hidden=(256, 256), actor_outputs=3,
+        activation="relu"),
+    "MountainCar-v0": dict(
+        settings=dict(num_env_steps=120_000, buffer_size=10_000,
+                      batch_size=128, learning_starts=1_000, gamma=0.98,
+                      target_update_every=600, train_every=16,
+                      gradient_steps=8, epsilon=(1.0, 0.07, 0.2),
+                      clip_norm=10.0),
+        learning_rate=4e-3, hidden=(256, 256), actor_outputs=3,
+        activation="relu"),
 }
 
 # TD3. Pendulum-v1: the RL Zoo's settings (gamma 0.98, Gaussian noise 0.1,

@@ -75,3 +75,19 @@ def test_unknown_tasks_are_refused_with_the_known_ones():
   with pytest.raises(ValueError, match=r"^PPO: no recipe for 'Ant-v4'; "
                      r"recipes exist for \[.*'Pendulum-v1'"):
     snt.scenarios.PPO.recipe("Ant-v4")
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Acrobot-v1",
+                                  "MountainCar-v0"])
+def test_every_dqn_recipe_learns_on_its_in_graph_task(task):
+  recipe = snt.scenarios.DQN.recipe(task)
+  tf.random.set_seed(0)
+  dqn = recipe.scenario(num_env_steps=40, learning_starts=0, train_every=4,
+                        gradient_steps=2, batch_size=8, seed=0,
+                        progress=False)
+  env = snt.envs.make(task, num_envs=1, in_graph=True)
+  history = dqn(recipe.q_network(), recipe.optimizer(), env)
+  assert dqn.step == 40 and np.isfinite(history.train["loss"][-1])
+  # The zoo's budgets (rl-baselines3-zoo benchmark.md).
+  assert recipe.num_env_steps == {"CartPole-v1": 50_000, "Acrobot-v1": 100_000,
+                                  "MountainCar-v0": 120_000}[task]
