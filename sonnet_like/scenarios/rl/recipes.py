@@ -210,9 +210,11 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 # - Acrobot-v1, 100k (zoo -76.6), the zoo's settings: gymnasium -74.0,
 #   -76.3, -75.9 (mean -75.4); in-graph -80.1, -75.5, -63.5 (mean -73.0).
 # - MountainCar-v0, 120k (zoo -100.8): the zoo's settings with the learning
-#   rate annealed linearly to 0 (`learning_rate_schedule="linear"`): in-graph
-#   seeds 1-2 -103.4, -102.8; the zoo's constant rate: -107.5, -142.5,
-#   -144.4 (the final greedy policy of a constant 4e-3 rate swings).
+#   rate annealed linearly to 0 (`learning_rate_schedule="linear"`):
+#   gymnasium -104.1, -102.6, -103.8 (mean -103.5); in-graph -113.8,
+#   -103.3, -102.8 (mean -106.6): short of the zoo's return. The zoo's
+#   constant rate: in-graph -107.5, -142.5, -144.4 (the final greedy policy
+#   of a constant 4e-3 rate swings).
 DQN_RECIPES: dict[str, dict[str, Any]] = {
     "CartPole-v1": dict(
         settings=dict(num_env_steps=50_000, buffer_size=100_000,
