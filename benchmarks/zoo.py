@@ -94,6 +94,17 @@ ZOO_ROWS = [
         n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98,
         n_epochs=20, ent_coef=0.0, learning_rate="lin_0.001",
         clip_range="lin_0.2")),
+    ZooRow("ppo", "Acrobot-v1", -73.506, 1_000_000, dict(
+        normalize=True, n_envs=16, n_steps=256, gae_lambda=0.94, gamma=0.99,
+        n_epochs=4, ent_coef=0.0)),
+    ZooRow("ppo", "MountainCar-v0", -110.423, 1_000_000, dict(
+        normalize=True, n_envs=16, n_steps=16, gae_lambda=0.98, gamma=0.99,
+        n_epochs=4, ent_coef=0.0)),
+    ZooRow("ppo", "MountainCarContinuous-v0", 88.343, 20_000, dict(
+        normalize=True, n_envs=1, batch_size=256, n_steps=8, gamma=0.9999,
+        learning_rate=7.77e-5, ent_coef=0.00429, clip_range=0.1, n_epochs=10,
+        gae_lambda=0.9, max_grad_norm=5, vf_coef=0.19, use_sde=True,
+        log_std_init=-3.29, ortho_init=False)),
     ZooRow("ppo", "Pendulum-v1", -172.225, 100_000, dict(
         n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
         ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
@@ -195,12 +206,17 @@ def sb3_model(row: ZooRow, seed: int) -> Any:
   policy_kwargs = {}
   if "net_arch" in settings:
     policy_kwargs["net_arch"] = settings.pop("net_arch")
-  if "log_std_init" in settings:
-    policy_kwargs["log_std_init"] = settings.pop("log_std_init")
+  for name in ("log_std_init", "ortho_init"):
+    if name in settings:
+      policy_kwargs[name] = settings.pop(name)
+  normalize = settings.pop("normalize", False)
   for name in ("learning_rate", "clip_range"):
     if name in settings:
       settings[name] = _schedule(settings[name])
   env = env_util.make_vec_env(row.task, n_envs=n_envs, seed=seed)
+  if normalize:  # The zoo's `normalize: true`: observations and rewards.
+    from stable_baselines3.common import vec_env  # pylint: disable=g-import-not-at-top
+    env = vec_env.VecNormalize(env, gamma=settings.get("gamma", 0.99))
   if "noise_type" in settings:
     kind, std = settings.pop("noise_type"), settings.pop("noise_std")
     size = env.action_space.shape[0]
@@ -218,6 +234,9 @@ def train_sb3(row: ZooRow, seed: int, steps: int | None
   model = sb3_model(row, seed)
   model.learn(total_timesteps=steps or row.budget)
   seconds = time.perf_counter() - model_start
+  normalizer = model.get_vec_normalize_env()
+  if normalizer is not None:
+    normalizer.training = False  # Frozen statistics for evaluation.
 
   def act(observation):
     space = snt.envs.make(row.task, num_envs=1).action_space
@@ -225,6 +244,8 @@ def train_sb3(row: ZooRow, seed: int, steps: int | None
     shape = [None] + list(getattr(space, "shape", ()))
 
     def predict(o):
+      if normalizer is not None:
+        o = normalizer.normalize_obs(o)
       return model.predict(o, deterministic=True)[0].astype(
           dtype.as_numpy_dtype)
     action = tf.numpy_function(predict, [observation], dtype)

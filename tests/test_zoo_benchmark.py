@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+from sonnet_like.scenarios.rl import recipes
 
 _ZOO = pathlib.Path(__file__).parent.parent / "benchmarks" / "zoo.py"
 
@@ -51,3 +52,14 @@ def test_unknown_rows_are_refused_with_the_known_ones(capsys):
   with pytest.raises(SystemExit):
     _zoo().main(["--rows", "dqn-Pong"])
   assert "unknown rows ['dqn-Pong']" in capsys.readouterr().err
+
+
+def test_the_table_has_a_row_for_every_ppo_and_dqn_recipe_at_its_budget():
+  zoo = _zoo()
+  for algo, table in (("ppo", recipes.PPO_RECIPES),
+                      ("dqn", recipes.DQN_RECIPES)):
+    rows = {row.task: row for row in zoo.ZOO_ROWS if row.algo == algo}
+    assert sorted(rows) == sorted(table), algo
+    for task, row in rows.items():
+      scenario_type = getattr(snt.scenarios, algo.upper())
+      assert scenario_type.recipe(task).num_env_steps == row.budget, row.name

@@ -37,6 +37,23 @@ TARGET_COPY_ERROR = (
     "dqn(q_network, optimizer, env, target_network=...).")
 
 
+SCHEDULE_ERROR = (
+    "DQN: learning_rate_schedule must be None, \"linear\" or a "
+    "schedules.Schedule of the step giving a factor of the optimizer's "
+    "learning rate, got {value!r}.")
+
+
+def _learning_rate_schedule(value: Any, num_steps: int
+                            ) -> schedules.Schedule | None:
+  """"linear" as a `Schedule` falling from 1 at the first step to 0 after
+  step `num_steps`; None or a `Schedule` as given."""
+  if value is None or isinstance(value, schedules.Schedule):
+    return value
+  if isinstance(value, str) and value == "linear":
+    return schedules.LinearSchedule(1.0, 0.0, steps=num_steps)
+  raise ValueError(SCHEDULE_ERROR.format(value=value))
+
+
 def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
   if isinstance(value, schedules.Schedule):
     return value
@@ -106,6 +123,11 @@ class DQN(off_policy.OffPolicy):
       decay over `fraction` of the run, or a `schedules.Schedule` of the
       scenario step.
     double_dqn: Pick the bootstrap action with the online network.
+    learning_rate_schedule: None (the optimizer's rate throughout),
+      "linear" (the rate times `1 - step / num_steps`, so it falls to 0 at
+      the end of the run; the final greedy policy then moves little) or a
+      `schedules.Schedule` of the step giving the factor (the engine's
+      setting).
     loss: "huber" (smooth L1, as most DQN implementations) or "mse".
     eval_episodes: Episodes per greedy evaluation.
     **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
@@ -123,11 +145,17 @@ class DQN(off_policy.OffPolicy):
                tau: float = 1.0,
                gamma: float = 0.99,
                epsilon: Any = (1.0, 0.05, 0.1), double_dqn: bool = True,
-               loss: str = "huber", eval_episodes: int = 10, **kwargs):
+               loss: str = "huber", eval_episodes: int = 10,
+               learning_rate_schedule: str | schedules.Schedule | None = None,
+               **kwargs):
+    self._schedule_setting = learning_rate_schedule
     super().__init__(num_env_steps, num_envs=num_envs,
                      buffer_size=buffer_size, batch_size=batch_size,
                      learning_starts=learning_starts, train_every=train_every,
                      eval_episodes=eval_episodes, **kwargs)
+    # The engine's setting, with "linear" resolved over the run's steps.
+    self.learning_rate_schedule = _learning_rate_schedule(
+        learning_rate_schedule, self.num_steps)
     arguments.check_positive_int("DQN", "gradient_steps", gradient_steps)
     arguments.check_positive_int("DQN", "target_update_every",
                                  target_update_every)
@@ -172,6 +200,9 @@ class DQN(off_policy.OffPolicy):
       raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
     self._setup(optimizer, env, eval_env)
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
+    # "linear" over this run's steps (the environment sets num_envs).
+    self.learning_rate_schedule = _learning_rate_schedule(
+        self._schedule_setting, self.num_steps)
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
     return self.run()

@@ -250,3 +250,21 @@ def test_gymnasium_vector_env_instance_is_used_as_is_and_not_copied():
                   steps_per_call=5)
   dqn(snt.nets.MLP([8, 2], name="q2"), keras.optimizers.Adam(0.01), vector)
   assert dqn.env.num_envs == 3 and dqn.eval_env is None and dqn.step == 10
+
+
+def test_linear_learning_rate_falls_over_the_steps_the_environment_gives():
+  # num_envs=None: 160 transitions of 4 environments are 40 steps, known
+  # only once the environment is given; the last update (step 39, 0-based)
+  # runs at 0.05 * (1 - 39 / 40).
+  optimizer = keras.optimizers.Adam(0.05)
+  dqn = _scenario(num_env_steps=160, num_envs=None, learning_starts=8,
+                  steps_per_call=1, learning_rate_schedule="linear")
+  history = dqn(_q_network(), optimizer, rl_toys.Guess(num_envs=4))
+  assert dqn.step == 40
+  np.testing.assert_allclose(float(optimizer.learning_rate), 0.05 / 40,
+                             rtol=1e-5)
+  assert history.train["learning_rate"][-1] == pytest.approx(0.05 / 40)
+  with pytest.raises(ValueError, match="DQN: learning_rate_schedule must be "
+                     "None, \"linear\" or a schedules.Schedule .* got "
+                     "'cosine'"):
+    _scenario(learning_rate_schedule="cosine")

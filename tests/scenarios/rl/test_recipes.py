@@ -86,3 +86,19 @@ def test_the_sac_mountain_car_recipe_explores_with_gsde():
   assert sac.alpha == 0.1 and recipe.actor_outputs == 1  # Means only.
   actor, _ = recipe.networks()
   assert actor(tf.zeros([3, 2])).shape == [3, 1]
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Acrobot-v1",
+                                  "MountainCar-v0"])
+def test_every_dqn_recipe_runs_on_its_in_graph_task(task):
+  recipe = snt.scenarios.DQN.recipe(task)
+  tf.random.set_seed(0)
+  dqn = recipe.scenario(num_env_steps=40, learning_starts=0, train_every=4,
+                        gradient_steps=2, batch_size=8, seed=0,
+                        progress=False)
+  env = snt.envs.make(task, num_envs=1, in_graph=True)
+  history = dqn(recipe.q_network(), recipe.optimizer(), env)
+  assert dqn.step == 40 and np.isfinite(history.train["loss"][-1])
+  # The zoo's budgets (rl-baselines3-zoo benchmark.md).
+  assert recipe.num_env_steps == {"CartPole-v1": 50_000, "Acrobot-v1": 100_000,
+                                  "MountainCar-v0": 120_000}[task]
