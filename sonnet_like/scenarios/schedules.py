@@ -222,3 +222,23 @@ def warmup_cosine(warmup_steps: int, decay_steps: int,
 def warmup_step(warmup_steps: int, every: int, rate: float = 0.1) -> Warmup:
   """Warm-up to 1, then times `rate` every `every` steps."""
   return Warmup(warmup_steps, StepSchedule(1.0, rate, every))
+
+
+LEARNING_RATE_SCHEDULE_ERROR = (
+    "{owner}: learning_rate_schedule must be None, \"linear\" or a "
+    "schedules.Schedule of the step ({steps}) giving a factor of the "
+    "optimizer's learning rate, got {value!r}.")
+
+
+def learning_rate_factor(owner: str, value: Any, num_steps: int,
+                         steps: str = "steps done") -> Schedule | None:
+  """An RL scenario's `learning_rate_schedule`: None or a `Schedule` as
+  given, or "linear", falling from 1 at the first step to 0 after step
+  `num_steps` (Stable-Baselines3's "lin_" rates); `steps` says what a step
+  is, in the error for anything else."""
+  if value is None or isinstance(value, Schedule):
+    return value
+  if isinstance(value, str) and value == "linear":
+    return LinearSchedule(1.0, 0.0, steps=num_steps)
+  raise ValueError(LEARNING_RATE_SCHEDULE_ERROR.format(
+      owner=owner, steps=steps, value=value))

@@ -21,10 +21,10 @@ from sonnet_like.core import arguments
 from sonnet_like import envs
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import recipes
-from sonnet_like.scenarios.rl import schedules
 
 NOT_DISCRETE_ERROR = (
     "DQN: the environment's actions must be Discrete (one Q-value per "
@@ -35,23 +35,6 @@ TARGET_COPY_ERROR = (
     "DQN: could not copy q_network for the target network ({error}). Pass "
     "target_network=... (a second instance of the same network) to "
     "dqn(q_network, optimizer, env, target_network=...).")
-
-
-SCHEDULE_ERROR = (
-    "DQN: learning_rate_schedule must be None, \"linear\" or a "
-    "schedules.Schedule of the step giving a factor of the optimizer's "
-    "learning rate, got {value!r}.")
-
-
-def _learning_rate_schedule(value: Any, num_steps: int
-                            ) -> schedules.Schedule | None:
-  """"linear" as a `Schedule` falling from 1 at the first step to 0 after
-  step `num_steps`; None or a `Schedule` as given."""
-  if value is None or isinstance(value, schedules.Schedule):
-    return value
-  if isinstance(value, str) and value == "linear":
-    return schedules.LinearSchedule(1.0, 0.0, steps=num_steps)
-  raise ValueError(SCHEDULE_ERROR.format(value=value))
 
 
 def _epsilon_schedule(value: Any, num_steps: int) -> schedules.Schedule:
@@ -154,8 +137,8 @@ class DQN(off_policy.OffPolicy):
                      learning_starts=learning_starts, train_every=train_every,
                      eval_episodes=eval_episodes, **kwargs)
     # The engine's setting, with "linear" resolved over the run's steps.
-    self.learning_rate_schedule = _learning_rate_schedule(
-        learning_rate_schedule, self.num_steps)
+    self.learning_rate_schedule = schedules.learning_rate_factor(
+        "DQN", learning_rate_schedule, self.num_steps, "scenario steps done")
     arguments.check_positive_int("DQN", "gradient_steps", gradient_steps)
     arguments.check_positive_int("DQN", "target_update_every",
                                  target_update_every)
@@ -201,8 +184,8 @@ class DQN(off_policy.OffPolicy):
     self._setup(optimizer, env, eval_env)
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
     # "linear" over this run's steps (the environment sets num_envs).
-    self.learning_rate_schedule = _learning_rate_schedule(
-        self._schedule_setting, self.num_steps)
+    self.learning_rate_schedule = schedules.learning_rate_factor(
+        "DQN", self._schedule_setting, self.num_steps, "scenario steps done")
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
     return self.run()

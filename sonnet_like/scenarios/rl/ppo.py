@@ -31,22 +31,6 @@ from sonnet_like.scenarios.rl import returns
 from sonnet_like.scenarios.rl import rollout
 from sonnet_like.scenarios import schedules
 
-SCHEDULE_ERROR = (
-    "PPO: learning_rate_schedule must be None, \"linear\" or a "
-    "schedules.Schedule of the step (rollouts done) giving a factor of the "
-    "optimizer's learning rate, got {value!r}.")
-
-
-def _learning_rate_schedule(value: Any, num_steps: int
-                            ) -> schedules.Schedule | None:
-  """None, "linear" (1 at the first rollout to 0 after the last) or a
-  `Schedule`, as a `Schedule` of the step (or None)."""
-  if value is None or isinstance(value, schedules.Schedule):
-    return value
-  if isinstance(value, str) and value == "linear":
-    return schedules.LinearSchedule(1.0, 0.0, steps=num_steps)
-  raise ValueError(SCHEDULE_ERROR.format(value=value))
-
 
 class PPO(on_policy.OnPolicy):
   """Trains an actor and a critic with PPO's clipped objective.
@@ -164,8 +148,8 @@ class PPO(on_policy.OnPolicy):
     self.scale_rewards = scale_rewards
     # The engine's setting (`learning_rate.py` applies it to every update
     # and logs "learning_rate"), with "linear" resolved over this run.
-    self.learning_rate_schedule = _learning_rate_schedule(
-        learning_rate_schedule, self.num_steps)
+    self.learning_rate_schedule = schedules.learning_rate_factor(
+        "PPO", learning_rate_schedule, self.num_steps, "rollouts done")
     if target_kl is not None and (
         isinstance(target_kl, bool) or not isinstance(target_kl, (int, float))
         or not target_kl > 0 or target_kl == float("inf")):
