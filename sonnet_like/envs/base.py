@@ -179,11 +179,12 @@ def check_shapes(env: Environment, owner: str) -> bool:
   before the first step, not an error from inside the compiled loop.
 
   Returns:
-    Whether every shape was fully known when traced (an in-graph
-    environment): then this check is the whole check, and a loop stepping
-    `env` need not check each step again (`checked` would add nothing).
-    False when shapes are known only at run time (a gymnasium environment):
-    each step's values are asserted with `checked`.
+    Whether every shape was fully known when traced (the in-graph
+    environments, and gymnasium's through the adapter, which sets them):
+    then this check is the whole check, and a loop stepping `env` need not
+    check each step again (`checked` would add nothing). False when some
+    shape is known only at run time: each step's values are then asserted
+    with `checked`.
   """
   spec = env.action_space.spec
   action = tf.zeros([env.num_envs] + spec.shape.as_list(), spec.dtype)
