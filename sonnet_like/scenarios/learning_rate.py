@@ -155,10 +155,8 @@ class LearningRates:
 
   @contextlib.contextmanager
   def applied(self, optimizer: Any, step: Any) -> Iterator[None]:
-    """Traced: `optimizer`'s updates in the block use the rate of `step`."""
-    if self.schedule is None:
-      yield
-      return
+    """Traced: `optimizer`'s updates in the block use the rate of `step`
+    (with a schedule; `step.TracedStep` enters it only then)."""
     self.register(optimizer)
     with self.scaled[id(optimizer)].applied(step):
       yield

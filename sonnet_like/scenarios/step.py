@@ -301,13 +301,7 @@ class TracedStep:
           scale=scale)
       self.recorder.record(finite, loss)
       return finite
-    # With a schedule, the update uses the step's rate (a Keras variable
-    # assigned, or a Sonnet-style attribute set while traced); without one
-    # there is nothing to set.
-    scheduled = (self.rates.applied(optimizer, self.step)
-                 if self.rates.schedule is not None
-                 else contextlib.nullcontext())
-    with scheduled:
+    with self._scheduled_rate(optimizer, self.step):
       finite = guard_lib.apply_update(
           optimizer, grads, variables, loss=loss,
           clip_norm=self.guard.clip_norm,
@@ -315,6 +309,14 @@ class TracedStep:
           scale=scale, deferred=self.rollback is not None)
     self.recorder.record(finite, loss)
     return finite
+
+  def _scheduled_rate(self, optimizer: Any, step: Any) -> Any:
+    """The block in which `optimizer`'s update uses the schedule's rate of
+    `step` (a Keras variable assigned, or a Sonnet-style attribute set while
+    traced); without a schedule there is nothing to set."""
+    if self.rates.schedule is None:
+      return contextlib.nullcontext()
+    return self.rates.applied(optimizer, step)
 
   def minimize(self, tape: tf.GradientTape, loss: tf.Tensor,
                variables: Sequence[tf.Variable], optimizer: Any) -> tf.Tensor:
@@ -361,7 +363,7 @@ class TracedStep:
 
     def update():
       def apply(optimizer, grads, variables):
-        with self.rates.applied(optimizer, step):
+        with self._scheduled_rate(optimizer, step):
           guard_lib.apply_to_optimizer(optimizer, grads, variables)
       strategy.run(lambda: self.accumulator.apply(self.guard.clip_norm,
                                                   apply))
