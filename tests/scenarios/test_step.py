@@ -154,6 +154,20 @@ def test_train_function_runs_n_steps_and_stops_on_nonfinite():
     assert function.experimental_get_tracing_count() == 1
 
 
+def test_train_function_traces_the_step_once():
+  # The step runs twice in the looped function's graph (once for the logs'
+  # structure, then as the loop's body); Python runs it once.
+  traces = []
+
+  def one_step():
+    traces.append(1)
+    return {"value": tf.constant(1.0)}, tf.constant(True)
+
+  function = step.make_train_function(one_step, stop_on_nonfinite=True)
+  _, finite = function(tf.constant(3))
+  assert bool(finite) and len(traces) == 1
+
+
 def test_deferred_update_is_applied_and_only_the_loss_is_checked():
   # Checked per call instead (CallRollback): a NaN gradient under a finite
   # loss is applied, and the verdict covers the loss alone...
