@@ -126,14 +126,19 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
 # Measured with benchmarks/ppo_recipes.py (greedy mean over 20 gymnasium
 # episodes after training; seeds 0-2; BUILD_NOTES "PPO recipes (issue 28)"
 # has every run and what did not work):
-# - CartPole-v1, 100k (zoo 500): in-graph XLA 500, 500, 500; gymnasium 500,
-#   500, 499.4. Without clip_norm 0.5: 478, 500, 345 (in-graph).
+# - CartPole-v1, 100k (zoo 500), with the zoo's clip range annealed
+#   linearly (clip_ratio_schedule="linear", SB3's "lin_0.2"): in-graph XLA
+#   500, 500, 500; gymnasium 500, 500, 500. Without the annealed clip
+#   range: in-graph 500 x 3, gymnasium 500, 500, 499.4; without clip_norm
+#   0.5 either: 478, 500, 345 (in-graph).
 # - Pendulum-v1, 100k (zoo -172.2): gSDE (sde_sample_freq=4, the zoo's),
-#   no normalisation, squashing or annealing: in-graph XLA -174.5, -167.7,
-#   -167.7 (mean -170.0); gymnasium -170.2, -188.6, -164.4 (mean -174.4).
-#   The same without gSDE: -186, -183, -199 (in-graph); the 200k recipe
-#   before it (normalisation, annealing, squashing) at 100k: -206, -176,
-#   -218, and with gSDE on top -364, -462, -196.
+#   the learning rate annealed linearly, no normalisation or squashing:
+#   in-graph XLA -177.2, -165.4, -170.0 (mean -170.8); gymnasium -164.7,
+#   -175.7, -164.4 (mean -168.3). With the zoo's constant rate: in-graph
+#   -174.5, -167.7, -167.7 (mean -170.0), gymnasium -170.2, -188.6, -164.4
+#   (mean -174.4, short). Without gSDE: -186, -183, -199 (in-graph); the
+#   200k recipe before it (normalisation, annealing, squashing) at 100k:
+#   -206, -176, -218, and with gSDE on top -364, -462, -196.
 # - Acrobot-v1, 1M (zoo -73.5), the zoo's settings: in-graph -74.5, -72.1,
 #   -70.6 (mean -72.4); gymnasium -81.8, -76.3, -70.2 (mean -76.1).
 # - MountainCar-v0, 1M (zoo -110.4), the zoo's settings with 10 epochs
@@ -153,7 +158,7 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
         settings=dict(num_env_steps=100_000, num_envs=8, rollout_length=32,
                       num_epochs=20, num_minibatches=1, gamma=0.98,
                       gae_lambda=0.8, learning_rate_schedule="linear",
-                      clip_norm=0.5),
+                      clip_ratio_schedule="linear", clip_norm=0.5),
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
         orthogonal_init=True),
     "Acrobot-v1": dict(
@@ -182,7 +187,7 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
         settings=dict(num_env_steps=100_000, num_envs=4, rollout_length=1024,
                       num_epochs=10, num_minibatches=64, gamma=0.9,
                       gae_lambda=0.95, clip_ratio=0.2, clip_norm=0.5,
-                      sde_sample_freq=4),
+                      sde_sample_freq=4, learning_rate_schedule="linear"),
         learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
         orthogonal_init=True),
 }
