@@ -156,7 +156,12 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
 #   gSDE resampled once a rollout and log_std_init -2.2 instead of -3.29
 #   (our gSDE features are the 2 observations, SB3's 64 hidden units: -2.2
 #   gives the same initial action std; -3.29 left seed 2 at -4.6):
-#   in-graph 91.9, 91.6, 95.4 (mean 93.0); gymnasium 91.8, 88.7, 74.0.
+#   in-graph 91.9, 91.6, 95.4 (mean 93.0); gymnasium 91.8, 88.7, 74.0
+#   (mean 84.8, short). Tried, each leaving a seed far short in one mode:
+#   log_std_init -1.8 (in-graph 64.6, 90.3, -93.7), -2.0 (gymnasium -8.1
+#   on seed 2), the rate annealed (gymnasium -1.4 on seed 2), the clip
+#   range annealed (in-graph 88.6, -0.4, -95.8), sde_sample_freq 4
+#   (gymnasium -98.2 on seed 2).
 PPO_RECIPES: dict[str, dict[str, Any]] = {
     "CartPole-v1": dict(
         settings=dict(num_env_steps=100_000, num_envs=8, rollout_length=32,
