@@ -224,21 +224,32 @@ def warmup_step(warmup_steps: int, every: int, rate: float = 0.1) -> Warmup:
   return Warmup(warmup_steps, StepSchedule(1.0, rate, every))
 
 
-LEARNING_RATE_SCHEDULE_ERROR = (
-    "{owner}: learning_rate_schedule must be None, \"linear\" or a "
-    "schedules.Schedule of the step ({steps}) giving a factor of the "
-    "optimizer's learning rate, got {value!r}.")
+FACTOR_SCHEDULE_ERROR = (
+    "{owner}: {argument} must be None, \"linear\" or a "
+    "schedules.Schedule of the step ({steps}) giving a factor of "
+    "{factor_of}, got {value!r}.")
 
 
-def learning_rate_factor(owner: str, value: Any, num_steps: int,
-                         steps: str = "steps done") -> Schedule | None:
-  """An RL scenario's `learning_rate_schedule`: None or a `Schedule` as
-  given, or "linear", falling from 1 at the first step to 0 after step
-  `num_steps` (Stable-Baselines3's "lin_" rates); `steps` says what a step
-  is, in the error for anything else."""
+def factor_schedule(owner: str, argument: str, factor_of: str, value: Any,
+                    num_steps: int, steps: str = "steps done"
+                    ) -> Schedule | None:
+  """A scenario's schedule of a factor (of a learning rate, PPO's clip
+  ratio): None or a `Schedule` as given, or "linear", falling from 1 at
+  the first step to 0 after step `num_steps` (Stable-Baselines3's "lin_"
+  values). Anything else is refused naming `owner`, `argument`, what the
+  factor multiplies (`factor_of`) and what a step is (`steps`)."""
   if value is None or isinstance(value, Schedule):
     return value
   if isinstance(value, str) and value == "linear":
     return LinearSchedule(1.0, 0.0, steps=num_steps)
-  raise ValueError(LEARNING_RATE_SCHEDULE_ERROR.format(
-      owner=owner, steps=steps, value=value))
+  raise ValueError(FACTOR_SCHEDULE_ERROR.format(
+      owner=owner, argument=argument, steps=steps, factor_of=factor_of,
+      value=value))
+
+
+def learning_rate_factor(owner: str, value: Any, num_steps: int,
+                         steps: str = "steps done") -> Schedule | None:
+  """An RL scenario's `learning_rate_schedule` (see `factor_schedule`)."""
+  return factor_schedule(owner, "learning_rate_schedule",
+                         "the optimizer's learning rate", value, num_steps,
+                         steps)

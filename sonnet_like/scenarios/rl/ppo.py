@@ -12,9 +12,11 @@ entropy bonus, all in one compiled call (XLA-compilable with an in-graph
 environment, `jit_compile=True`). Shuffling draws from the scenario's
 checkpointed `rng`.
 
-Two options keep long runs stable (CleanRL and Stable-Baselines3 have
-both): `learning_rate_schedule="linear"` anneals the optimizer's learning
-rate to 0 over the run (the PPO paper's schedule), and `target_kl` ends a
+Three options keep long runs stable (CleanRL and Stable-Baselines3 have
+them): `learning_rate_schedule="linear"` anneals the optimizer's learning
+rate to 0 over the run (the PPO paper's schedule),
+`clip_ratio_schedule="linear"` does the same to the clip ratio
+(Stable-Baselines3's `clip_range="lin_0.2"`), and `target_kl` ends a
 rollout's update epochs early once the policy has moved that far from the
 one that collected the rollout.
 """
@@ -46,7 +48,8 @@ class PPO(on_policy.OnPolicy):
   log r` estimator, measured on each minibatch before its update),
   "clip_fraction", "updates" (minibatch updates made; fewer than
   `num_epochs * num_minibatches` when `target_kl` stopped them),
-  "learning_rate" (with a `learning_rate_schedule`), and from the episode
+  "learning_rate" (with a `learning_rate_schedule`), "clip_ratio" (the
+  rollout's, with a `clip_ratio_schedule`), and from the episode
   statistics
   "episode_return", "episode_length" (means over the last 100 episodes),
   "episodes" and "env_steps". Evaluation: "return", "return_std", "length"
@@ -78,6 +81,14 @@ class PPO(on_policy.OnPolicy):
     gamma: Discount factor.
     gae_lambda: GAE's lambda.
     clip_ratio: The probability ratio is clipped to `1 +- clip_ratio`.
+    clip_ratio_schedule: None (`clip_ratio` throughout), "linear" (the
+      ratio times `1 - step / num_steps`: from `clip_ratio` at the first
+      rollout down to `clip_ratio / num_steps` at the last, as
+      Stable-Baselines3's `clip_range="lin_<x>"`), or a
+      `rl.schedules.Schedule` of the step (rollouts done) giving the
+      factor of `clip_ratio`. Read from the step counter inside the
+      compiled step (no retracing; a resumed run continues it exactly);
+      logged as "clip_ratio".
     entropy_coef: Weight of the entropy bonus.
     value_coef: Weight of the value loss.
     normalize_advantages: Standardise advantages within each minibatch.
@@ -112,6 +123,7 @@ class PPO(on_policy.OnPolicy):
                rollout_length: int = 128, num_epochs: int = 10,
                num_minibatches: int = 4, gamma: float = 0.99,
                gae_lambda: float = 0.95, clip_ratio: float = 0.2,
+               clip_ratio_schedule: str | schedules.Schedule | None = None,
                entropy_coef: float = 0.0, value_coef: float = 0.5,
                normalize_advantages: bool = True,
                normalize_observations: bool = False,
@@ -142,6 +154,9 @@ class PPO(on_policy.OnPolicy):
     self.num_epochs, self.num_minibatches = num_epochs, num_minibatches
     self.gamma, self.gae_lambda = float(gamma), float(gae_lambda)
     self.clip_ratio = float(clip_ratio)
+    self.clip_ratio_schedule = schedules.factor_schedule(
+        "PPO", "clip_ratio_schedule", "clip_ratio", clip_ratio_schedule,
+        self.num_steps, "rollouts done")
     self.entropy_coef, self.value_coef = float(entropy_coef), float(value_coef)
     self.normalize_advantages = normalize_advantages
     self.normalize_observations = normalize_observations
@@ -197,16 +212,30 @@ class PPO(on_policy.OnPolicy):
     data = (experience.inputs, experience.actions, experience.log_probs,
             tf.reshape(advantages, [-1]),
             tf.reshape(advantages + experience.values, [-1]))
-    logs = self._update_epochs(data)
+    clip_ratio = self._clip_ratio()
+    logs = self._update_epochs(data, clip_ratio)
+    if self.clip_ratio_schedule is not None:
+      logs["clip_ratio"] = tf.cast(clip_ratio, tf.float32)
     logs.update(self.stats.logs())
     if self.normalizer is not None:  # For the next rollout.
       self.normalizer.update(rollout.flatten(batch.observations))
     return logs
 
-  def _update_epochs(self, data: tuple[tf.Tensor, ...]
-                     ) -> dict[str, tf.Tensor]:
+  def _clip_ratio(self) -> float | tf.Tensor:
+    """This rollout's clip ratio: `clip_ratio`, or with a schedule a float64
+    tensor of `clip_ratio` times the factor of the steps done (read from
+    the checkpointed step counter; a factor of 1 gives `clip_ratio` to the
+    bit, as the float64 Python number)."""
+    if self.clip_ratio_schedule is None:
+      return self.clip_ratio
+    factor = self.clip_ratio_schedule(self.step_variable)
+    return self.clip_ratio * tf.cast(factor, tf.float64)
+
+  def _update_epochs(self, data: tuple[tf.Tensor, ...],
+                     clip_ratio: float | tf.Tensor) -> dict[str, tf.Tensor]:
     """`num_epochs` shuffled passes of minibatch updates over a flattened
-    rollout (fewer with `target_kl`); returns their mean logs."""
+    rollout (fewer with `target_kl`), clipping at `clip_ratio`; returns
+    their mean logs."""
     size = self.rollout_length * self.num_envs
     per_batch = size // self.num_minibatches
     updates = self.num_epochs * self.num_minibatches
@@ -223,7 +252,7 @@ class PPO(on_policy.OnPolicy):
 
     def body(i, sums, going):
       minibatch = tuple(tf.gather(x, order[i]) for x in data)
-      values = self._update(*minibatch)
+      values = self._update(*minibatch, clip_ratio)
       if self.target_kl is not None:  # values[4]: this minibatch's KL.
         going = values[4] <= self.target_kl
       return i + 1, sums + values, going
@@ -239,9 +268,10 @@ class PPO(on_policy.OnPolicy):
     return logs
 
   def _update(self, inputs, actions, old_log_probs, advantages,
-              targets) -> tf.Tensor:
-    """One minibatch step on network inputs (normalised observations);
-    returns its six logged values."""
+              targets, clip_ratio) -> tf.Tensor:
+    """One minibatch step on network inputs (normalised observations),
+    the ratio clipped to `1 +- clip_ratio`; returns its six logged
+    values."""
     if self.normalize_advantages:
       advantages = returns.standardize(advantages)
     variables = self.variables_to_train
@@ -250,8 +280,9 @@ class PPO(on_policy.OnPolicy):
       log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
       log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
-      clipped = tf.clip_by_value(ratio, 1.0 - self.clip_ratio,
-                                 1.0 + self.clip_ratio)
+      # The bounds in float64, then float32: as from a Python number.
+      clipped = tf.clip_by_value(ratio, tf.cast(1.0 - clip_ratio, tf.float32),
+                                 tf.cast(1.0 + clip_ratio, tf.float32))
       policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages,
                                                clipped * advantages))
       # `values_of_inputs`, written out: the whole loss in one place.
@@ -264,6 +295,6 @@ class PPO(on_policy.OnPolicy):
     self.traced_step.minimize(tape, loss, variables, self.optimizer)
     approx_kl = tf.reduce_mean((ratio - 1.0) - log_ratio)
     clip_fraction = tf.reduce_mean(tf.cast(
-        tf.abs(ratio - 1.0) > self.clip_ratio, tf.float32))
+        tf.abs(ratio - 1.0) > tf.cast(clip_ratio, tf.float32), tf.float32))
     return tf.stack([loss, policy_loss, value_loss, entropy, approx_kl,
                      clip_fraction])
