@@ -232,7 +232,10 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   learning rate annealed linearly: in-graph 500, 140 on seeds 0-1). The
 #   best in-graph tried since: the rate falling to a tenth
 #   (`schedules.LinearSchedule(1.0, 0.1, 50_000)`) with `gradient_steps=256`,
-#   in-graph 500, 500, 500 but gymnasium 453, 483, 99 (BUILD_NOTES).
+#   in-graph 500, 500, 500 but gymnasium 453, 483, 99 (BUILD_NOTES). The
+#   closest yet: the rate annealed to 0 (`learning_rate_schedule="linear"`)
+#   with `gradient_steps=256`, in-graph 500, 500, 500, gymnasium 500,
+#   434.2, 500 (mean 478.1): not adopted, not at 500 in both modes.
 # - Acrobot-v1, 100k (zoo -76.6), the zoo's settings: gymnasium -74.0,
 #   -76.3, -75.9 (mean -75.4); in-graph -80.1, -75.5, -63.5 (mean -73.0).
 # - MountainCar-v0, 120k (zoo -100.8): the zoo's settings with the learning
