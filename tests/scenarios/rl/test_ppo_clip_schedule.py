@@ -54,9 +54,8 @@ def test_linear_schedule_falls_rollout_by_rollout_under_xla_without_retracing():
   assert ppo.step == 10
   np.testing.assert_allclose(history.train["clip_ratio"],
                              [0.18, 0.14, 0.10, 0.06, 0.02], rtol=1e-5)
-  # Traced once for the 5 calls (`make_train_function` traces the step
-  # twice: the first step, then the loop's body; measured 2): a retrace
-  # per call would run the environment's Python `step` at least 5 times.
+  # Traced once for the 5 calls: a retrace per call would run the
+  # environment's Python `step` at least 5 times.
   assert env.python_steps < 5
 
 
