@@ -49,15 +49,6 @@ NOT_SETTABLE_ERROR = (
     "and pass learning_rate_schedule=None.")
 
 
-def factor_at(schedule: schedules.Schedule, step: Any) -> tf.Tensor:
-  """`schedule(step)` for a step counter (a variable, also a mirrored
-  one), called as written: AutoGraph, which converts the replica function
-  of a strategy, does not rewrite the schedule."""
-  if hasattr(step, "read_value"):
-    step = step.read_value()
-  return tf.autograph.experimental.do_not_convert(schedule.__call__)(step)
-
-
 def _is_keras(optimizer: Any) -> bool:
   return hasattr(optimizer, "apply_gradients")
 
@@ -100,7 +91,7 @@ class ScaledLearningRate:
   def applied(self, step: Any) -> Iterator[tf.Tensor]:
     """Within the block (traced into the step), updates use the scaled
     rate; yields it (a float32 scalar) for the logs."""
-    factor = factor_at(self.schedule, step)
+    factor = schedules.factor_at(self.schedule, step)
     rate = tf.cast(self.base, tf.float32) * factor
     if _is_keras(self.optimizer):
       self.optimizer.learning_rate = rate
@@ -167,7 +158,7 @@ class LearningRates:
     one, "learning_rate_<name>" for several (`names`: id -> the scenario's
     name for the optimizer)."""
     if self.schedule is not None:
-      factor = factor_at(self.schedule, step)
+      factor = schedules.factor_at(self.schedule, step)
       rates = {key: tf.cast(scaled.base, tf.float32) * factor
                for key, scaled in self.scaled.items()}
     else:

@@ -247,6 +247,15 @@ def factor_schedule(owner: str, argument: str, factor_of: str, value: Any,
       value=value))
 
 
+def factor_at(schedule: Schedule, step: Any) -> tf.Tensor:
+  """`schedule(step)` for a step counter (a variable, also a mirrored
+  one), called as written: AutoGraph, which converts the replica function
+  of a strategy, does not rewrite the schedule."""
+  if hasattr(step, "read_value"):
+    step = step.read_value()
+  return tf.autograph.experimental.do_not_convert(schedule.__call__)(step)
+
+
 def learning_rate_factor(owner: str, value: Any, num_steps: int,
                          steps: str = "steps done") -> Schedule | None:
   """An RL scenario's `learning_rate_schedule` (see `factor_schedule`)."""

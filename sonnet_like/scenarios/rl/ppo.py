@@ -228,7 +228,8 @@ class PPO(on_policy.OnPolicy):
     bit, as the float64 Python number)."""
     if self.clip_ratio_schedule is None:
       return self.clip_ratio
-    factor = self.clip_ratio_schedule(self.step_variable)
+    factor = schedules.factor_at(self.clip_ratio_schedule,
+                                 self.step_variable)
     return self.clip_ratio * tf.cast(factor, tf.float64)
 
   def _update_epochs(self, data: tuple[tf.Tensor, ...],
