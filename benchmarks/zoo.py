@@ -4,7 +4,8 @@ For each row (algorithm and classic-control task) this trains our recipe
 (`snt.scenarios.<ALGO>.recipe(task)`) at its step budget, once per seed, on
 gymnasium's environment and on the in-graph one (`--modes`), and reports
 the greedy mean return over 20 gymnasium episodes of each trained policy
-(mean and worst over seeds) and the training wall time (tracing included,
+(each seed's episodes from their own starts, `eval_seed`; mean and worst
+over seeds) and the training wall time (tracing included,
 evaluation excluded), beside the return rl-baselines3-zoo publishes for
 Stable-Baselines3 at the zoo's budget (`benchmark.md` of the zoo; one run
 each there). With `--sb3`, Stable-Baselines3 (an optional benchmark
@@ -45,7 +46,15 @@ import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
 
 EVAL_EPISODES = 20
-EVAL_SEED = 1000  # Evaluation resets with EVAL_SEED + seed.
+EVAL_SEED = 1000
+
+
+def eval_seed(seed: int) -> int:
+  """The first evaluation seed of training seed `seed`: its gymnasium
+  environment i starts from seed `eval_seed(seed) + i`, so different
+  training seeds are evaluated from different starts (seed 0 from 1000-1019,
+  seed 1 from 1020-1039, ...)."""
+  return EVAL_SEED + EVAL_EPISODES * seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,10 +146,11 @@ def _greedy(scenario: Any):
 
 
 def evaluate(act, task: str, seed: int) -> np.ndarray:
-  """Returns of `EVAL_EPISODES` gymnasium episodes of `act` (our loop)."""
-  env = snt.envs.make(task, num_envs=EVAL_EPISODES, seed=EVAL_SEED + seed)
+  """Returns of `EVAL_EPISODES` gymnasium episodes of `act` (our loop),
+  from the starts of `eval_seed(seed)`."""
+  env = snt.envs.make(task, num_envs=EVAL_EPISODES, seed=eval_seed(seed))
   played = episodes.EpisodeRunner(env, act, EVAL_EPISODES)(
-      seed=EVAL_SEED + seed)
+      seed=eval_seed(seed))
   return played["return"]
 
 

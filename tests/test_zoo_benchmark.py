@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import recipes
 
 _ZOO = pathlib.Path(__file__).parent.parent / "benchmarks" / "zoo.py"
@@ -63,3 +64,21 @@ def test_the_table_has_a_row_for_every_ppo_and_dqn_recipe_at_its_budget():
     for task, row in rows.items():
       scenario_type = getattr(snt.scenarios, algo.upper())
       assert scenario_type.recipe(task).num_env_steps == row.budget, row.name
+
+
+def test_each_seed_is_evaluated_from_its_own_starts():
+  zoo = _zoo()
+  starts = [set(range(zoo.eval_seed(seed), zoo.eval_seed(seed)
+                      + zoo.EVAL_EPISODES)) for seed in range(3)]
+  assert starts[0] == set(range(1000, 1020))  # Seed 0's, as before.
+  assert not (starts[0] & starts[1] or starts[1] & starts[2]
+              or starts[0] & starts[2])
+  # Evaluating seed 1 plays the episodes that start from its own seeds.
+  pump = lambda o: tf.where(o[:, 1] >= 0, 2, 0)  # Push along the velocity.
+  env = snt.envs.make("MountainCar-v0", num_envs=zoo.EVAL_EPISODES,
+                      seed=zoo.eval_seed(1))
+  direct = episodes.EpisodeRunner(env, pump, zoo.EVAL_EPISODES)(
+      seed=zoo.eval_seed(1))["return"]
+  evaluated = zoo.evaluate(pump, "MountainCar-v0", 1)
+  assert sorted(evaluated.tolist()) == sorted(direct.tolist())
+  assert -200 < min(evaluated) and len(set(evaluated.tolist())) > 3
