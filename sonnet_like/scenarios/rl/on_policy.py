@@ -29,13 +29,11 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.core import checks
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import latent
 from sonnet_like.scenarios.rl import normalization
 from sonnet_like.scenarios.rl import policies
 from sonnet_like.scenarios.rl import rollout
@@ -82,12 +80,7 @@ class OnPolicy(engine.Scenario):
     sde_sample_freq: None (fresh Gaussian noise every step), or explore a
       Box policy with gSDE (`policies`' module docstring): noise linear in
       the actor's inputs, its matrices drawn again every this many steps.
-      The policy's log-std is then a `[features, k]` variable.
-    sde_features: gSDE's features: "inputs" (the actor's inputs, the
-      observations as normalised) or "latent" (the actor's last hidden layer,
-      the input of its output layer, without gradient, as
-      Stable-Baselines3's gSDE; the actor must then be an `snt.nets.MLP` or
-      an `snt.Sequential` ending with `snt.Linear` layers, `rl.latent`).
+      The policy's log-std is then a `[observation size, k]` variable.
     log_every: Record logs every this many rollouts.
     **kwargs: Loop settings of `Scenario` (eval_every, save_every, save_dir,
       steps_per_call, jit_compile, on_nonfinite, clip_norm, seed, hooks,
@@ -102,7 +95,7 @@ class OnPolicy(engine.Scenario):
                rollout_length: int, eval_episodes: int = 100,
                log_std_init: float = 0.0, state_dependent_std: bool = False,
                squash: bool = False, sde_sample_freq: int | None = None,
-               sde_features: str = "inputs", log_every: int = 10, **kwargs):
+               log_every: int = 10, **kwargs):
     owner = type(self).__name__
     arguments.check_positive_int(owner, "num_env_steps", num_env_steps)
     arguments.check_positive_int(owner, "num_envs", num_envs)
@@ -114,12 +107,6 @@ class OnPolicy(engine.Scenario):
                        f"{log_std_init!r}.")
     if sde_sample_freq is not None:
       arguments.check_positive_int(owner, "sde_sample_freq", sde_sample_freq)
-    checks.check_choice(owner, "sde_features", sde_features,
-                        latent.SDE_FEATURES)
-    if sde_features == "latent" and sde_sample_freq is None:
-      raise ValueError(f"{owner}: sde_features='latent' chooses gSDE's "
-                       f"features; pass sde_sample_freq too (gSDE is off "
-                       f"without it).")
     for name, value in (("state_dependent_std", state_dependent_std),
                         ("squash", squash)):
       if not isinstance(value, bool):
@@ -131,8 +118,7 @@ class OnPolicy(engine.Scenario):
     self.rollout_length, self.eval_episodes = rollout_length, eval_episodes
     self.log_std_init = float(log_std_init)
     self.state_dependent_std, self.squash = state_dependent_std, squash
-    self.sde_sample_freq, self.sde_features = sde_sample_freq, sde_features
-    self._actor_hidden = None  # With sde_features="latent", in `_setup`.
+    self.sde_sample_freq = sde_sample_freq
     self.normalizer: normalization.ObservationNormalizer | None = None
     self.reward_scaler: normalization.RewardScaler | None = None
     self._evaluation: environments.GreedyEvaluation | None = None
@@ -154,19 +140,15 @@ class OnPolicy(engine.Scenario):
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
         eval_every=self.eval_every, seed=self.seed + 1)
     spec = self.env.observation_spec
-    num_features = spec.shape[0] if spec.shape.rank == 1 else 0
-    if self.sde_features == "latent":
-      hidden, num_features = latent.hidden_layer(owner, actor)
-      self._actor_hidden = self.traced_step.in_precision(actor, hidden)
-    elif self.sde_sample_freq is not None and spec.shape.rank != 1:
+    if self.sde_sample_freq is not None and spec.shape.rank != 1:
       raise ValueError(f"{owner}: gSDE (sde_sample_freq) takes observations "
                        f"with one axis as its features, got shape "
-                       f"{spec.shape.as_list()} (sde_features='latent' takes "
-                       f"the actor's last hidden layer instead).")
+                       f"{spec.shape.as_list()}.")
     self.policy = policies.Policy(
         owner, self.env.action_space, self.log_std_init,
         state_dependent_std=self.state_dependent_std, squash=self.squash,
-        sde_sample_freq=self.sde_sample_freq, sde_features=num_features,
+        sde_sample_freq=self.sde_sample_freq,
+        sde_features=spec.shape[0] if spec.shape.rank == 1 else 0,
         sde_batch=self.num_envs)
     self.normalizer = (normalization.ObservationNormalizer(
         self.env.observation_spec.shape) if self.normalize_observations
@@ -232,17 +214,6 @@ class OnPolicy(engine.Scenario):
       return observations
     return self.normalizer(observations)
 
-  def features_of_inputs(self, inputs: tf.Tensor) -> tf.Tensor:
-    """gSDE's features of the actor's `inputs` (observations as normalised):
-    the inputs, or the actor's last hidden layer (`sde_features`)."""
-    if self._actor_hidden is None:
-      return inputs
-    return self._actor_hidden(inputs)
-
-  def policy_features(self, observations: tf.Tensor) -> tf.Tensor:
-    """gSDE's features of raw `[batch, ...]` observations."""
-    return self.features_of_inputs(self.normalize(observations))
-
   def actor_outputs(self, observations: tf.Tensor) -> tf.Tensor:
     """The actor on raw `[batch, ...]` observations (normalised first)."""
     return self.call_actor(self.normalize(observations))
@@ -273,7 +244,7 @@ class OnPolicy(engine.Scenario):
     """
     return self.policy.act(self.actor_outputs, observation,
                            self.env.observation_spec, greedy, self.rng,
-                           features=self.policy_features)
+                           features=self.normalize)
 
   @property
   def variables_to_train(self) -> list[tf.Variable]:
@@ -288,7 +259,7 @@ class OnPolicy(engine.Scenario):
     batch = rollout.collect(
         self.env, actor, self.policy, self.stats, self.rng,
         self.rollout_length, owner=type(self).__name__,
-        features=self.policy_features if self.policy.uses_sde else None,
+        features=self.normalize if self.policy.uses_sde else None,
         check_steps=self._check_steps)
     size = self.rollout_length * self.num_envs
 

@@ -114,8 +114,6 @@ class PPO(on_policy.OnPolicy):
     squash: tanh-squash Box actions into the bounds (see `OnPolicy`).
     sde_sample_freq: None, or explore with gSDE, its noise drawn again
       every this many steps (see `OnPolicy`).
-    sde_features: gSDE's features, "inputs" or "latent" (the actor's last
-      hidden layer, as Stable-Baselines3; see `OnPolicy`).
     **kwargs: Loop settings of `Scenario` (save_every, save_dir,
       steps_per_call, log_every, jit_compile, on_nonfinite, clip_norm, seed,
       hooks, progress, ...), counted in rollouts.
@@ -280,8 +278,7 @@ class PPO(on_policy.OnPolicy):
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
       outputs = self.call_actor(inputs)
-      log_prob, entropy = self.policy.evaluate(
-          outputs, actions, self.features_of_inputs(inputs))
+      log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
       log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
       # The bounds in float64, then float32: as from a Python number.
