@@ -123,7 +123,7 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
 # gives none: 64-64 tanh networks, orthogonal initialisation, batch 64
 # (num_minibatches = rollout size / 64); SB3's gradient clipping to norm
 # 0.5 in the CartPole and Pendulum recipes (measured without elsewhere).
-# Measured with benchmarks/ppo_recipes.py (greedy mean over 20 gymnasium
+# Measured with benchmarks/zoo.py (greedy mean over 20 gymnasium
 # episodes after training; seeds 0-2; BUILD_NOTES "PPO recipes (issue 28)"
 # has every run and what did not work):
 # - CartPole-v1, 100k (zoo 500), with the zoo's clip range annealed
