@@ -280,7 +280,11 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   possible return on `zoo.py`'s 20 evaluation starts is -101.2, -101.2,
 #   -101.3 for seeds 0-2 (fewest steps to the flag from each start, by a
 #   search over action sequences), below the zoo's -100.8 (its mean over
-#   other starts).
+#   other starts). Tried for wall time (not adopted): on 8 environments
+#   (`num_envs=8, train_every=2, target_update_every=75`, the same
+#   updates per transition) with 128-128 networks: in-graph -104.7,
+#   -103.0, -102.6 (mean -103.4) but gymnasium -102.5, -106.5, -107.0
+#   (mean -105.3).
 DQN_RECIPES: dict[str, dict[str, Any]] = {
     "CartPole-v1": dict(
         settings=dict(num_env_steps=50_000, buffer_size=100_000,
