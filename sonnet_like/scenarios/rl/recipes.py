@@ -250,9 +250,22 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   greedy policy swings); annealed with 256 updates of batch 64:
 #   in-graph 500, 500, 500, gymnasium 500, 434.2, 500; the rate falling
 #   to a tenth with 256 updates: in-graph 500, 500, 500, gymnasium 453,
-#   483, 99 (BUILD_NOTES has every setting tried).
+#   483, 99 (BUILD_NOTES has every setting tried). Cheaper settings
+#   tried for wall time (in-graph, all on 8 environments, `num_envs=8,
+#   train_every=32`, so a round still comes every 256 transitions; none
+#   adopted, each ended a seed below 500): 256-256 with the recipe's 256
+#   updates a round, seeds 2, 0: 500, 271.3; with 64 updates: seed 0
+#   421.0; 64-64 networks with 128 updates: seeds 0-2 500, 500, 109.8;
+#   with 256 updates: seed 2 305.7 (with XLA 15.6); with 64 updates of
+#   batch 256: seed 0 212.8; 128-128 with 128 updates: seed 2 135.9.
 # - Acrobot-v1, 100k (zoo -76.6), the zoo's settings: gymnasium -74.0,
 #   -76.3, -75.9 (mean -75.4); in-graph -80.1, -75.5, -63.5 (mean -73.0).
+#   Tried for wall time (not adopted): the same on 4 environments
+#   (`num_envs=4, train_every=1, target_update_every=62`: one update per
+#   transition and a sync every 248 transitions, as the zoo's) with
+#   128-128 networks: in-graph -81.3, -78.5, -72.6 (mean -77.5); that
+#   with the rate annealed linearly to 0: in-graph -78.4, -72.4, -73.4
+#   (mean -74.7), but gymnasium -76.7, -79.1, -85.9 (mean -80.6).
 # - MountainCar-v0, 120k (zoo -100.8): the zoo's settings with the learning
 #   rate annealed linearly to 0 (`learning_rate_schedule="linear"`):
 #   gymnasium -104.1, -102.6, -103.8 (mean -103.5); in-graph -113.8,
@@ -267,7 +280,11 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   possible return on `zoo.py`'s 20 evaluation starts is -101.2, -101.2,
 #   -101.3 for seeds 0-2 (fewest steps to the flag from each start, by a
 #   search over action sequences), below the zoo's -100.8 (its mean over
-#   other starts).
+#   other starts). Tried for wall time (not adopted): on 8 environments
+#   (`num_envs=8, train_every=2, target_update_every=75`, the same
+#   updates per transition) with 128-128 networks: in-graph -104.7,
+#   -103.0, -102.6 (mean -103.4) but gymnasium -102.5, -106.5, -107.0
+#   (mean -105.3).
 DQN_RECIPES: dict[str, dict[str, Any]] = {
     "CartPole-v1": dict(
         settings=dict(num_env_steps=50_000, buffer_size=100_000,
