@@ -314,8 +314,8 @@ DQN_RECIPES: dict[str, dict[str, Any]] = {
 # short: 93.3, 93.4, 93.5 (mean 93.41); that plus `gamma=0.999` reaches
 # it in-graph: 93.8, 93.4, 93.4 (mean 93.55; seed 2 with gamma 0.999 and
 # ou_dt 0.01: -0.1). 130-225 s a seed under load ~6. Not adopted: the
-# gymnasium mode of the last setting was not measured on 3 seeds (see
-# BUILD_NOTES "TD3 rows, third pass").
+# gymnasium mode of the last setting was measured on seed 0 only (93.4
+# in 620 s; see BUILD_NOTES "TD3 rows, third pass").
 TD3_RECIPES: dict[str, dict[str, Any]] = {
     "Pendulum-v1": dict(
         settings=dict(num_env_steps=20_000, buffer_size=200_000,
