@@ -280,13 +280,16 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   seeds 1-2 -102.0, -196.2; `gradient_steps=16` -115.1; the rate falling
 #   to a tenth (`schedules.LinearSchedule(1.0, 0.1, 120_000)`) -106.3, and
 #   with it `gamma=0.99` -104.2 (seed 1 -125.5), `target_update_every=1200`
-#   -135.1, `batch_size=256` -115.1. Out of reach as evaluated: the best
-#   possible return on `zoo.py`'s 20 evaluation starts is -101.2, -101.2,
-#   -101.3 for seeds 0-2 (fewest steps to the flag from each start, by a
-#   search over action sequences), below the zoo's -100.8 (its mean over
-#   other starts). Tried for wall time (not adopted): on 8 environments
-#   (`num_envs=8, train_every=2, target_update_every=75`, the same
-#   updates per transition) with 128-128 networks: in-graph -104.7,
+#   -135.1, `batch_size=256` -115.1. The best possible return (fewest
+#   steps to the flag from each start, by a search over action sequences)
+#   on each seed's own evaluation starts is -101.3, -96.8, -96.95 (mean
+#   -98.35); from those starts the recipe scores gymnasium -104.1, -98.0,
+#   -103.2 (mean -101.8), in-graph -113.8, -99.7, -97.9 (mean -103.8):
+#   still short. (When the seeds shared their starts the optimum was
+#   -101.2 for each, below the zoo's -100.8.) Tried for wall time (not
+#   adopted): on 8 environments (`num_envs=8, train_every=2,
+#   target_update_every=75`, the same updates per transition) with 128-128
+#   networks: in-graph -104.7,
 #   -103.0, -102.6 (mean -103.4) but gymnasium -102.5, -106.5, -107.0
 #   (mean -105.3).
 DQN_RECIPES: dict[str, dict[str, Any]] = {
