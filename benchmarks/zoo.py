@@ -3,12 +3,13 @@
 For each row (algorithm and classic-control task) this trains our recipe
 (`snt.scenarios.<ALGO>.recipe(task)`) at its step budget, once per seed, on
 gymnasium's environment and on the in-graph one (`--modes`), and reports
-the greedy mean return over 20 gymnasium episodes of each trained policy
-(each seed's episodes from their own starts, `eval_seed`; mean and worst
-over seeds) and the training wall time (tracing included,
-evaluation excluded), beside the return rl-baselines3-zoo publishes for
-Stable-Baselines3 at the zoo's budget (`benchmark.md` of the zoo; one run
-each there). With `--sb3`, Stable-Baselines3 (an optional benchmark
+the greedy mean return of each trained policy over as many gymnasium
+episodes as the zoo evaluated its agent on (`eval_episodes`: the episodes
+of its 150k evaluation steps, 300-2275 a row; each seed's episodes from
+their own starts, `eval_seed`; mean and worst over seeds) and the training
+wall time (tracing included, evaluation excluded), beside the return
+rl-baselines3-zoo publishes for Stable-Baselines3 at the zoo's budget
+(`benchmark.md` of the zoo; one run each there). With `--sb3`, Stable-Baselines3 (an optional benchmark
 dependency, `pip install stable-baselines3`) trains with the zoo's
 hyperparameters (`hyperparams/<algo>.yml`) in the same run and is evaluated
 by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
@@ -18,8 +19,12 @@ by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
         --seeds 1 --modes in_graph --sb3
     python benchmarks/zoo.py --rows dqn-CartPole-v1 --seeds 1 --steps 500
 
-`--steps` overrides every budget (smoke runs), `--set NAME=VALUE` changes
-a setting of our recipes (tuning); `--out FILE` appends one
+`--steps` overrides every budget (smoke runs), `--eval_episodes` every
+evaluation, `--set NAME=VALUE` changes a setting of our recipes (tuning);
+`--save_dir DIR` keeps each trained run of ours in its own folder there
+and restores a finished one instead of training it again (so a changed
+evaluation needs no new training; its recorded training time is reported);
+`--out FILE` appends one
 JSON line per run, and `--table FILE` prints the markdown table of such a
 file (so a table can be assembled from several invocations). Rows without a
 recipe of ours are skipped with a note. Run it on an otherwise idle
@@ -45,16 +50,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
 
-EVAL_EPISODES = 20
 EVAL_SEED = 1000
+EVAL_STRIDE = 10_000  # More starts than any row's evaluation plays.
 
 
 def eval_seed(seed: int) -> int:
   """The first evaluation seed of training seed `seed`: its gymnasium
-  environment i starts from seed `eval_seed(seed) + i`, so different
-  training seeds are evaluated from different starts (seed 0 from 1000-1019,
-  seed 1 from 1020-1039, ...)."""
-  return EVAL_SEED + EVAL_EPISODES * seed
+  episode i starts from seed `eval_seed(seed) + i`, so different training
+  seeds are evaluated from different starts (seed 0 from 1000 on, seed 1
+  from 11000 on, ...)."""
+  return EVAL_SEED + EVAL_STRIDE * seed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +71,8 @@ class ZooRow:
     task: The gymnasium id.
     zoo_return: The zoo's published mean return (benchmark.md).
     budget: The zoo's `n_timesteps` for it.
+    eval_episodes: How many episodes the zoo's return averages (its
+      `eval_episodes`: those that ended in 150k deterministic steps).
     sb3: Stable-Baselines3 constructor arguments from the zoo's
       hyperparams/<algo>.yml (n_envs, net_arch and the noise settings are
       turned into SB3 objects by `sb3_model`).
@@ -74,6 +81,7 @@ class ZooRow:
   task: str
   zoo_return: float
   budget: int
+  eval_episodes: int
   sb3: dict[str, Any]
 
   @property
@@ -84,51 +92,52 @@ class ZooRow:
 # Published figures and hyperparameters of rl-baselines3-zoo (benchmark.md
 # and hyperparams/*.yml, read 2026-11; data, not code).
 ZOO_ROWS = [
-    ZooRow("dqn", "CartPole-v1", 500.0, 50_000, dict(
+    ZooRow("dqn", "CartPole-v1", 500.0, 50_000, 300, dict(
         learning_rate=2.3e-3, batch_size=64, buffer_size=100_000,
         learning_starts=1000, gamma=0.99, target_update_interval=10,
         train_freq=256, gradient_steps=128, exploration_fraction=0.16,
         exploration_final_eps=0.04, net_arch=[256, 256])),
-    ZooRow("dqn", "Acrobot-v1", -76.639, 100_000, dict(
+    ZooRow("dqn", "Acrobot-v1", -76.639, 100_000, 1932, dict(
         learning_rate=6.3e-4, batch_size=128, buffer_size=50_000,
         learning_starts=0, gamma=0.99, target_update_interval=250,
         train_freq=4, gradient_steps=-1, exploration_fraction=0.12,
         exploration_final_eps=0.1, net_arch=[256, 256])),
-    ZooRow("dqn", "MountainCar-v0", -100.849, 120_000, dict(
+    ZooRow("dqn", "MountainCar-v0", -100.849, 120_000, 1487, dict(
         learning_rate=4e-3, batch_size=128, buffer_size=10_000,
         learning_starts=1000, gamma=0.98, target_update_interval=600,
         train_freq=16, gradient_steps=8, exploration_fraction=0.2,
         exploration_final_eps=0.07, net_arch=[256, 256])),
-    ZooRow("ppo", "CartPole-v1", 500.0, 100_000, dict(
+    ZooRow("ppo", "CartPole-v1", 500.0, 100_000, 300, dict(
         n_envs=8, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98,
         n_epochs=20, ent_coef=0.0, learning_rate="lin_0.001",
         clip_range="lin_0.2")),
-    ZooRow("ppo", "Acrobot-v1", -73.506, 1_000_000, dict(
+    ZooRow("ppo", "Acrobot-v1", -73.506, 1_000_000, 2013, dict(
         normalize=True, n_envs=16, n_steps=256, gae_lambda=0.94, gamma=0.99,
         n_epochs=4, ent_coef=0.0)),
-    ZooRow("ppo", "MountainCar-v0", -110.423, 1_000_000, dict(
+    ZooRow("ppo", "MountainCar-v0", -110.423, 1_000_000, 1358, dict(
         normalize=True, n_envs=16, n_steps=16, gae_lambda=0.98, gamma=0.99,
         n_epochs=4, ent_coef=0.0)),
-    ZooRow("ppo", "MountainCarContinuous-v0", 88.343, 20_000, dict(
+    ZooRow("ppo", "MountainCarContinuous-v0", 88.343, 20_000, 633, dict(
         normalize=True, n_envs=1, batch_size=256, n_steps=8, gamma=0.9999,
         learning_rate=7.77e-5, ent_coef=0.00429, clip_range=0.1, n_epochs=10,
         gae_lambda=0.9, max_grad_norm=5, vf_coef=0.19, use_sde=True,
         log_std_init=-3.29, ortho_init=False)),
-    ZooRow("ppo", "Pendulum-v1", -172.225, 100_000, dict(
+    ZooRow("ppo", "Pendulum-v1", -172.225, 100_000, 750, dict(
         n_envs=4, n_steps=1024, gae_lambda=0.95, gamma=0.9, n_epochs=10,
         ent_coef=0.0, learning_rate=1e-3, clip_range=0.2, use_sde=True,
         sde_sample_freq=4)),
-    ZooRow("sac", "Pendulum-v1", -156.995, 20_000, dict(learning_rate=1e-3)),
-    ZooRow("sac", "MountainCarContinuous-v0", 94.679, 50_000, dict(
+    ZooRow("sac", "Pendulum-v1", -156.995, 20_000, 750, dict(
+        learning_rate=1e-3)),
+    ZooRow("sac", "MountainCarContinuous-v0", 94.679, 50_000, 1443, dict(
         learning_rate=3e-4, buffer_size=50_000, batch_size=512, ent_coef=0.1,
         train_freq=32, gradient_steps=32, gamma=0.9999, tau=0.01,
         learning_starts=0, use_sde=True, log_std_init=-3.67,
         net_arch=[64, 64])),
-    ZooRow("td3", "Pendulum-v1", -151.855, 20_000, dict(
+    ZooRow("td3", "Pendulum-v1", -151.855, 20_000, 750, dict(
         gamma=0.98, buffer_size=200_000, learning_starts=10_000,
         noise_type="normal", noise_std=0.1, gradient_steps=1, train_freq=1,
         learning_rate=1e-3, net_arch=[400, 300])),
-    ZooRow("td3", "MountainCarContinuous-v0", 93.483, 300_000, dict(
+    ZooRow("td3", "MountainCarContinuous-v0", 93.483, 300_000, 2275, dict(
         noise_type="ornstein-uhlenbeck", noise_std=0.5, gradient_steps=1,
         train_freq=1, learning_rate=1e-3, batch_size=256,
         net_arch=[400, 300])),
@@ -145,11 +154,11 @@ def _greedy(scenario: Any):
   return scenario.act
 
 
-def evaluate(act, task: str, seed: int) -> np.ndarray:
-  """Returns of `EVAL_EPISODES` gymnasium episodes of `act` (our loop),
-  from the starts of `eval_seed(seed)`."""
-  env = snt.envs.make(task, num_envs=EVAL_EPISODES, seed=eval_seed(seed))
-  played = episodes.EpisodeRunner(env, act, EVAL_EPISODES)(
+def evaluate(act, task: str, seed: int, num_episodes: int) -> np.ndarray:
+  """Returns of `num_episodes` gymnasium episodes of `act` (our loop), one
+  on each of as many environments, from the starts of `eval_seed(seed)`."""
+  env = snt.envs.make(task, num_envs=num_episodes, seed=eval_seed(seed))
+  played = episodes.EpisodeRunner(env, act, num_episodes)(
       seed=eval_seed(seed))
   return played["return"]
 
@@ -166,14 +175,33 @@ def with_changes(recipe: snt.scenarios.Recipe,
       **{k: v for k, v in changes.items() if k in fields})
 
 
+def run_folder(save_dir: str, row: ZooRow, mode: str, seed: int,
+               steps: int | None, changes: dict[str, Any]) -> str:
+  """The folder of one run of ours under `save_dir`: named by everything
+  that changes its training."""
+  name = f"{row.name}-{mode}-seed{seed}"
+  if steps is not None:
+    name += f"-steps{steps}"
+  for key, value in sorted(changes.items()):
+    name += f"-{key}={value}".replace(" ", "").replace("/", "_")
+  return os.path.join(save_dir, name)
+
+
 def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
-               steps_per_call: int, changes: dict[str, Any] | None = None
-               ) -> tuple[float, Any]:
+               steps_per_call: int, changes: dict[str, Any] | None = None,
+               save_dir: str | None = None) -> tuple[float, Any]:
   """Trains our recipe for `row` (with `changes`); (wall seconds, the
-  scenario)."""
+  scenario). With `save_dir` the run is kept in its `run_folder`, and a
+  finished one there is restored instead (the seconds then are those of
+  the call that finished its training, from `zoo.json` there)."""
   scenario_type = getattr(snt.scenarios, row.algo.upper())
   recipe = with_changes(scenario_type.recipe(row.task), changes or {})
   overrides = dict(seed=seed, progress=False, eval_every=None)
+  record = None
+  if save_dir:
+    folder = run_folder(save_dir, row, mode, seed, steps, changes or {})
+    overrides.update(save_dir=folder, tensorboard=False)
+    record = os.path.join(folder, "zoo.json")
   if steps is not None:
     overrides["num_env_steps"] = steps
   if row.algo != "ppo":
@@ -188,7 +216,14 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
   else:
     actor, critic = recipe.networks()
     scenario(actor, critic, recipe.optimizer(), env)
-  return time.perf_counter() - start, scenario
+  seconds = time.perf_counter() - start
+  if record and os.path.exists(record):
+    with open(record, encoding="utf-8") as f:
+      return json.load(f)["seconds"], scenario
+  if record:
+    with open(record, "w", encoding="utf-8") as f:
+      json.dump(dict(seconds=seconds), f)
+  return seconds, scenario
 
 
 # ---- Stable-Baselines3. ----
@@ -287,13 +322,16 @@ def run(args) -> list[dict[str, Any]]:
           steps = args.steps or row.budget
         else:
           seconds, scenario = train_ours(row, contender, seed, args.steps,
-                                         args.steps_per_call, args.set)
+                                         args.steps_per_call, args.set,
+                                         args.save_dir)
           act, steps = _greedy(scenario), scenario.num_env_steps
-        returns = evaluate(act, row.task, seed)
+        num_episodes = args.eval_episodes or row.eval_episodes
+        returns = evaluate(act, row.task, seed, num_episodes)
         result = dict(row=name, contender=contender, seed=seed,
                       changes=args.set if contender != "sb3" else {},
                       env_steps=steps, seconds=round(seconds, 2),
                       mean_return=float(np.mean(returns)),
+                      eval_episodes=num_episodes,
                       zoo_return=row.zoo_return, zoo_budget=row.budget)
         print(json.dumps(result), flush=True)
         results.append(result)
@@ -341,6 +379,10 @@ def main(argv=None):
   parser.add_argument("--seed_list", type=int, nargs="+")
   parser.add_argument("--modes", default="gym,in_graph")
   parser.add_argument("--steps", type=int, help="override every budget")
+  parser.add_argument("--eval_episodes", type=int,
+                      help="override every row's evaluation episodes")
+  parser.add_argument("--save_dir",
+                      help="keep our runs here; restore finished ones")
   parser.add_argument("--steps_per_call", type=int, default=100,
                       help="off-policy scenario steps per compiled call")
   parser.add_argument("--sb3", action="store_true",
