@@ -9,10 +9,11 @@ of its 150k evaluation steps, 300-2275 a row; each seed's episodes from
 their own starts, `eval_seed`; mean and worst over seeds) and the training
 wall time (tracing included, evaluation excluded), beside the return
 rl-baselines3-zoo publishes for Stable-Baselines3 at the zoo's budget
-(`benchmark.md` of the zoo; one run each there). With `--sb3`, Stable-Baselines3 (an optional benchmark
-dependency, `pip install stable-baselines3`) trains with the zoo's
-hyperparameters (`hyperparams/<algo>.yml`) in the same run and is evaluated
-by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
+(`benchmark.md` of the zoo; one run each there). With `--sb3`,
+Stable-Baselines3 (an optional benchmark dependency, `pip install
+stable-baselines3`) trains with the zoo's hyperparameters
+(`hyperparams/<algo>.yml`) in the same run and is evaluated by the same
+loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
 
     python benchmarks/zoo.py                        # every row, 3 seeds
     python benchmarks/zoo.py --rows dqn-CartPole-v1,sac-Pendulum-v1 \
@@ -23,12 +24,12 @@ by the same loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
 evaluation, `--set NAME=VALUE` changes a setting of our recipes (tuning);
 `--save_dir DIR` keeps each trained run of ours in its own folder there
 and restores a finished one instead of training it again (so a changed
-evaluation needs no new training; its recorded training time is reported);
-`--out FILE` appends one
-JSON line per run, and `--table FILE` prints the markdown table of such a
-file (so a table can be assembled from several invocations). Rows without a
-recipe of ours are skipped with a note. Run it on an otherwise idle
-machine: wall times on a shared one only compare within one invocation.
+evaluation needs no new training; its recorded training time is
+reported); `--out FILE` appends one JSON line per run, and `--table FILE`
+prints the markdown table of such a file (so a table can be assembled
+from several invocations). Rows without a recipe of ours are skipped with
+a note. Run it on an otherwise idle machine: wall times on a shared one
+only compare within one invocation.
 """
 
 import argparse
