@@ -131,14 +131,11 @@ class DQN(off_policy.OffPolicy):
                loss: str = "huber", eval_episodes: int = 10,
                learning_rate_schedule: str | schedules.Schedule | None = None,
                **kwargs):
-    self._schedule_setting = learning_rate_schedule
     super().__init__(num_env_steps, num_envs=num_envs,
                      buffer_size=buffer_size, batch_size=batch_size,
                      learning_starts=learning_starts, train_every=train_every,
-                     eval_episodes=eval_episodes, **kwargs)
-    # The engine's setting, with "linear" resolved over the run's steps.
-    self.learning_rate_schedule = schedules.learning_rate_factor(
-        "DQN", learning_rate_schedule, self.num_steps, "scenario steps done")
+                     eval_episodes=eval_episodes,
+                     learning_rate_schedule=learning_rate_schedule, **kwargs)
     arguments.check_positive_int("DQN", "gradient_steps", gradient_steps)
     arguments.check_positive_int("DQN", "target_update_every",
                                  target_update_every)
@@ -183,9 +180,6 @@ class DQN(off_policy.OffPolicy):
       raise TypeError(f"DQN: q_network must be callable, got {q_network!r}.")
     self._setup(optimizer, env, eval_env)
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
-    # "linear" over this run's steps (the environment sets num_envs).
-    self.learning_rate_schedule = schedules.learning_rate_factor(
-        "DQN", self._schedule_setting, self.num_steps, "scenario steps done")
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
     return self.run()

@@ -30,6 +30,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
+from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.rl import environments
 from sonnet_like.scenarios.rl import episodes
 from sonnet_like.scenarios.rl import replay
@@ -48,6 +49,11 @@ class OffPolicy(engine.Scenario):
   Args:
     num_env_steps, num_envs, buffer_size, batch_size, learning_starts,
       train_every, eval_episodes: As documented in `DQN` and `SAC`.
+    learning_rate_schedule: None (the optimizers' rates throughout),
+      "linear" (every rate times `1 - step / num_steps`, falling to 0 at
+      the end, as Stable-Baselines3's "lin_" rates) or a
+      `schedules.Schedule` of the step giving the factor (the engine's
+      setting).
     **kwargs: Loop settings of `Scenario`.
   """
 
@@ -56,7 +62,9 @@ class OffPolicy(engine.Scenario):
 
   def __init__(self, num_env_steps: int, *, num_envs: int | None,
                buffer_size: int, batch_size: int, learning_starts: int,
-               train_every: int, eval_episodes: int, **kwargs):
+               train_every: int, eval_episodes: int,
+               learning_rate_schedule: str | schedules.Schedule | None = None,
+               **kwargs):
     owner = type(self).__name__
     for name, value in (("num_env_steps", num_env_steps),
                         ("num_envs", num_envs), ("buffer_size", buffer_size),
@@ -68,6 +76,8 @@ class OffPolicy(engine.Scenario):
     arguments.check_non_negative_int(owner, "learning_starts",
                                      learning_starts)
     super().__init__(self._steps(num_env_steps, num_envs or 1), **kwargs)
+    self._schedule_setting = learning_rate_schedule
+    self._resolve_schedule()
     environments.check_strategy(owner, self.strategy)
     if self.accumulate_steps > 1:
       raise ValueError(
@@ -84,6 +94,14 @@ class OffPolicy(engine.Scenario):
   @staticmethod
   def _steps(num_env_steps: int, num_envs: int) -> int:
     return -(-num_env_steps // num_envs)
+
+  def _resolve_schedule(self) -> None:
+    """The engine's `learning_rate_schedule`, "linear" over this run's
+    scenario steps (again in `_setup`, once the environment gives
+    num_envs)."""
+    self.learning_rate_schedule = schedules.learning_rate_factor(
+        type(self).__name__, self._schedule_setting, self.num_steps,
+        "scenario steps done")
 
   # ---- What a subclass provides. ----
 
@@ -141,6 +159,7 @@ class OffPolicy(engine.Scenario):
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
         eval_every=self.eval_every, seed=self.seed + 1)
     self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
+    self._resolve_schedule()
     self._evaluation = None
 
   def _reset(self) -> tf.Tensor:

@@ -102,9 +102,11 @@ class SAC(twin_critics.TwinCritics):
     log_std_init: Initial log standard deviation: with gSDE of the noise
       matrices' entries, else added to the actor's log-std outputs.
     eval_episodes: Episodes per greedy evaluation.
-    **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
-      save_every, save_dir, jit_compile, on_nonfinite, clip_norm, seed,
-      hooks, progress, ...).
+    **kwargs: `learning_rate_schedule` (None, "linear": every optimizer's
+      rate falls to 0 over the run, or a `schedules.Schedule`; see
+      `OffPolicy`) and the loop settings of `Scenario` (steps_per_call,
+      eval_every, save_every, save_dir, jit_compile, on_nonfinite,
+      clip_norm, seed, hooks, progress, ...).
   """
 
   logged = LOGS

@@ -115,9 +115,11 @@ class TD3(twin_critics.TwinCritics):
     normalize_observations: Standardise observations with running
       statistics (updated with every step's observations).
     eval_episodes: Episodes per greedy evaluation.
-    **kwargs: Loop settings of `Scenario` (steps_per_call, eval_every,
-      save_every, save_dir, jit_compile, on_nonfinite, clip_norm, seed,
-      hooks, progress, ...).
+    **kwargs: `learning_rate_schedule` (None, "linear": every optimizer's
+      rate falls to 0 over the run, or a `schedules.Schedule`; see
+      `OffPolicy`) and the loop settings of `Scenario` (steps_per_call,
+      eval_every, save_every, save_dir, jit_compile, on_nonfinite,
+      clip_norm, seed, hooks, progress, ...).
   """
 
   logged = LOGS
