@@ -22,22 +22,35 @@ def _zoo():
   return module
 
 
-def test_a_tiny_row_trains_evaluates_and_makes_the_table(tmp_path, capsys):
+def test_a_tiny_row_trains_evaluates_makes_the_table_and_is_restored(
+    tmp_path, capsys):
   zoo = _zoo()
   out = tmp_path / "runs.jsonl"
-  zoo.main(["--rows", "dqn-CartPole-v1", "--seeds", "1", "--steps", "300",
-            "--modes", "in_graph", "--set", "gamma=0.9", "--out", str(out),
-            "--eval_episodes", "20"])
+  command = ["--rows", "dqn-CartPole-v1", "--seeds", "1", "--steps", "300",
+             "--modes", "in_graph", "--set", "gamma=0.9", "--out", str(out),
+             "--save_dir", str(tmp_path / "runs")]
+  zoo.main(command)
   printed = capsys.readouterr().out
   (run,) = [json.loads(line) for line in out.read_text().splitlines()]
   assert run["row"] == "dqn-CartPole-v1" and run["contender"] == "in_graph"
   assert run["env_steps"] == 300 and run["changes"] == {"gamma": 0.9}
-  assert run["eval_episodes"] == 20
+  assert run["eval_episodes"] == 300  # The zoo's count for the row.
   assert 8 <= run["mean_return"] <= 500 and run["zoo_return"] == 500.0
   assert "| dqn-CartPole-v1 (50k) | 500.0 |" in printed
   assert "at 300 steps" in printed
   zoo.main(["--table", str(out)])
   assert "| dqn-CartPole-v1 (50k) |" in capsys.readouterr().out
+  # The kept run is restored, not trained again, and evaluated anew.
+  folder = (tmp_path / "runs" /
+            "dqn-CartPole-v1-in_graph-seed0-steps300-gamma=0.9")
+  assert (folder / "zoo.json").exists()
+  zoo.main(command + ["--eval_episodes", "7"])
+  printed = capsys.readouterr()
+  assert "is already done (300 of 300 steps" in printed.out + printed.err
+  trained, restored = [json.loads(line)
+                       for line in out.read_text().splitlines()]
+  assert restored["seconds"] == trained["seconds"]
+  assert restored["eval_episodes"] == 7
 
 
 def test_changes_reach_the_recipe_and_its_settings():
@@ -84,35 +97,6 @@ def test_each_seed_is_evaluated_from_its_own_starts():
   evaluated = zoo.evaluate(pump, "MountainCar-v0", 1, 30)
   assert sorted(evaluated.tolist()) == sorted(direct.tolist())
   assert -200 < min(evaluated) and len(set(evaluated.tolist())) > 3
-
-
-def test_rows_are_evaluated_on_the_zoos_episode_counts(tmp_path):
-  zoo = _zoo()
-  assert zoo.BY_NAME["ppo-Pendulum-v1"].eval_episodes == 750
-  out = tmp_path / "runs.jsonl"
-  zoo.main(["--rows", "ppo-Pendulum-v1", "--seeds", "1", "--steps", "64",
-            "--modes", "in_graph", "--out", str(out)])
-  (run,) = [json.loads(line) for line in out.read_text().splitlines()]
-  assert run["eval_episodes"] == 750
-
-
-def test_a_saved_run_is_restored_not_trained_again(tmp_path, capsys):
-  zoo = _zoo()
-  out = tmp_path / "runs.jsonl"
-  command = ["--rows", "dqn-CartPole-v1", "--seeds", "1", "--steps", "300",
-             "--modes", "in_graph", "--set", "gamma=0.9", "--out", str(out),
-             "--save_dir", str(tmp_path / "runs")]
-  zoo.main(command)
-  folder = (tmp_path / "runs" /
-            "dqn-CartPole-v1-in_graph-seed0-steps300-gamma=0.9")
-  assert (folder / "zoo.json").exists()
-  zoo.main(command + ["--eval_episodes", "7"])
-  printed = capsys.readouterr()
-  assert "is already done (300 of 300 steps" in printed.out + printed.err
-  trained, restored = [json.loads(line)
-                       for line in out.read_text().splitlines()]
-  assert restored["seconds"] == trained["seconds"]
-  assert (trained["eval_episodes"], restored["eval_episodes"]) == (300, 7)
 
 
 def test_the_table_has_a_row_for_every_td3_recipe_within_its_budget():
