@@ -195,12 +195,13 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
   scenario). With `save_dir` the run is kept in its `run_folder`, and a
   finished one there is restored instead (the seconds then are those of
   the call that finished its training, from `zoo.json` there)."""
+  changes = changes or {}
   scenario_type = getattr(snt.scenarios, row.algo.upper())
-  recipe = with_changes(scenario_type.recipe(row.task), changes or {})
+  recipe = with_changes(scenario_type.recipe(row.task), changes)
   overrides = dict(seed=seed, progress=False, eval_every=None)
   record = None
   if save_dir:
-    folder = run_folder(save_dir, row, mode, seed, steps, changes or {})
+    folder = run_folder(save_dir, row, mode, seed, steps, changes)
     overrides.update(save_dir=folder, tensorboard=False)
     record = os.path.join(folder, "zoo.json")
   if steps is not None:
@@ -218,10 +219,10 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
     actor, critic = recipe.networks()
     scenario(actor, critic, recipe.optimizer(), env)
   seconds = time.perf_counter() - start
-  if record and os.path.exists(record):
+  if record and os.path.exists(record):  # Restored: its training's time.
     with open(record, encoding="utf-8") as f:
-      return json.load(f)["seconds"], scenario
-  if record:
+      seconds = json.load(f)["seconds"]
+  elif record:
     with open(record, "w", encoding="utf-8") as f:
       json.dump(dict(seconds=seconds), f)
   return seconds, scenario
