@@ -83,7 +83,9 @@ def test_the_sac_mountain_car_recipe_explores_with_gsde():
   # The zoo's gSDE (use_sde), resampled once per round of 32 steps.
   assert (sac.sde_sample_freq, sac.train_every, sac.gradient_steps) == (
       32, 32, 32)
-  assert sac.alpha == 0.1 and recipe.actor_outputs == 1  # Means only.
+  # The temperature is learned, from the zoo's fixed 0.1.
+  assert (sac.alpha, sac.alpha_init) == ("auto", 0.1)
+  assert recipe.actor_outputs == 1  # Means only.
   actor, _ = recipe.networks()
   assert actor(tf.zeros([3, 2])).shape == [3, 1]
 
