@@ -220,8 +220,8 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
 # features). The temperature is learned from the Zoo's 0.1 towards the
 # entropy -1 (sixth session; the Zoo keeps 0.1 fixed): over the zoo's 1443
 # episodes a seed, gymnasium 95.75, 95.97, 95.72 (mean 95.81), in-graph
-# (XLA) 95.74, 95.84, 95.95 (mean 95.84); the temperature falls to ~0.01
-# as the policy settles. With the fixed 0.1 (the recipe before), over 20
+# (XLA) 95.74, 95.84, 95.95 (mean 95.84); in-graph seed 0's temperature
+# fell to ~0.01 as its policy settled. With the fixed 0.1 (the recipe before), over 20
 # gymnasium episodes, seeds 0-2: in-graph (XLA) 96.3, 96.4, 95.7 (mean
 # 96.1); gymnasium 96.5, 95.6, 96.5 (mean 96.2); the Zoo publishes 94.7.
 # With log_std_init -1.0:
@@ -243,10 +243,9 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
     "MountainCarContinuous-v0": dict(
         settings=dict(num_env_steps=50_000, buffer_size=50_000,
                       batch_size=512, learning_starts=0, train_every=32,
-                      gradient_steps=32, gamma=0.9999, tau=0.01, alpha="auto",
-                      alpha_init=0.1,
-                      sde_sample_freq=32, log_std_init=-2.2,
-                      normalize_observations=True),
+                      gradient_steps=32, gamma=0.9999, tau=0.01,
+                      alpha="auto", alpha_init=0.1, sde_sample_freq=32,
+                      log_std_init=-2.2, normalize_observations=True),
         learning_rate=3e-4, hidden=(64, 64), actor_outputs=1,
         activation="relu"),
 }
