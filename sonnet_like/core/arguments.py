@@ -20,6 +20,7 @@ import tensorflow as tf
 from sonnet_like.core import checks
 
 
+@tf.autograph.experimental.do_not_convert
 def check_positive_int(owner: str, argument: str, value: Any,
                        optional: bool = False) -> Any:
   """Returns `value` if it is an int >= 1 (or None when `optional`).

@@ -76,6 +76,7 @@ class NotBuiltError(ValueError, AttributeError):
   """
 
 
+@tf.autograph.experimental.do_not_convert
 def describe(module: Any) -> str:
   """`Linear 'encoder/linear'`: the class and full name of a module."""
   name = getattr(module, "module_name", None) or getattr(module, "name", "")
@@ -91,6 +92,7 @@ class ArgumentTypeError(TypeError, ValueError):
   """
 
 
+@tf.autograph.experimental.do_not_convert
 def check_floating(module: Any, inputs: tf.Tensor) -> None:
   dtype = tf.as_dtype(inputs.dtype)
   if not (dtype.is_floating or dtype.is_complex):
@@ -100,6 +102,7 @@ def check_floating(module: Any, inputs: tf.Tensor) -> None:
         "tf.cast(x, tf.float32).")
 
 
+@tf.autograph.experimental.do_not_convert
 def check_built_dtype(module: Any, inputs: tf.Tensor,
                       built_dtype: tf.DType) -> None:
   """Inputs must have the dtype the module was built for.
@@ -115,6 +118,7 @@ def check_built_dtype(module: Any, inputs: tf.Tensor,
         f"{tf.as_dtype(inputs.dtype).name}.")
 
 
+@tf.autograph.experimental.do_not_convert
 def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
                min_rank: int | None = None, layout: str = "",
                built: bool = False) -> None:
@@ -164,6 +168,7 @@ def known_dim(module: Any, inputs: tf.Tensor, axis: int, what: str) -> int:
   return int(size)
 
 
+@tf.autograph.experimental.do_not_convert
 def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
               what: str) -> tf.Tensor:
   """Checks `inputs.shape[axis] == expected`; returns `inputs`.

@@ -132,10 +132,12 @@ SHAPE_ERROR = (
     "{expected} ([num_envs{rest}] with num_envs={n}).")
 
 
+@tf.autograph.experimental.do_not_convert
 def _describe_env(env: Environment) -> str:
   return f"{type(env).__name__} environment {env.name!r}"
 
 
+@tf.autograph.experimental.do_not_convert
 def checked(env: Environment, value: tf.Tensor, field: str,
             method: str = "step()", owner: str | None = None) -> tf.Tensor:
   """`value` with the shape `env` promises for `field`, or a clear error.
@@ -164,6 +166,7 @@ def checked(env: Environment, value: tf.Tensor, field: str,
     return tf.identity(value)
 
 
+@tf.autograph.experimental.do_not_convert
 def checked_timestep(env: Environment, timestep: TimeStep,
                      owner: str | None = None) -> TimeStep:
   """Every field of `env.step`'s result checked with `checked`."""

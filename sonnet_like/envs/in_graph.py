@@ -122,6 +122,7 @@ class InGraphEnvironment(base.Environment):
 
   # Shared by every in-graph environment.
 
+  @tf.autograph.experimental.do_not_convert
   def _uniform(self, low, high, columns: int | None = None) -> tf.Tensor:
     """float64 `[num_envs, columns]` uniform in `[low, high)`, as NumPy draws.
 
@@ -176,6 +177,7 @@ class InGraphEnvironment(base.Environment):
     self.state.assign(states)
     self.elapsed_steps.assign(elapsed_steps)
 
+  @tf.autograph.experimental.do_not_convert
   def _checked_action(self, action) -> tf.Tensor:
     """int32 `[num_envs]` (Discrete) or float32 `[num_envs, *shape]` (Box)."""
     action = tf.convert_to_tensor(action)

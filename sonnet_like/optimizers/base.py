@@ -77,6 +77,7 @@ class Optimizer(base.Module):
 
   # The helpers below are for subclasses.
 
+  @tf.autograph.experimental.do_not_convert
   def _check_arguments(
       self, updates: Sequence[types.ParameterUpdate],
       parameters: Sequence[tf.Variable]) -> tuple[list[Any], list[tf.Variable]]:
@@ -116,6 +117,7 @@ class Optimizer(base.Module):
                for i, (u, p) in enumerate(zip(updates, parameters))]
     return checked, parameters
 
+  @tf.autograph.experimental.do_not_convert
   def _check_same_parameters(self, parameters: Sequence[tf.Variable]) -> None:
     """Checks `parameters` against those the slots were created for."""
     specs = self.__dict__.get("_parameter_specs")
@@ -310,6 +312,7 @@ def check_bool(owner: str, argument: str, value: Any) -> bool:
   return value
 
 
+@tf.autograph.experimental.do_not_convert
 def _check_update(who: str, i: int, update: Any,
                   parameter: tf.Variable) -> Any:
   """Converts one update and checks its dtype and shape against `parameter`."""
@@ -369,6 +372,7 @@ def _zeros_like(parameter: tf.Variable) -> tf.Variable:
     return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=name)
 
 
+@tf.autograph.experimental.do_not_convert
 def _specs(parameters: Sequence[tf.Variable]) -> tuple:
   return tuple((p.name, p.shape, p.dtype.name)
                for p in parameters)

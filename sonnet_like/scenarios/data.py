@@ -215,6 +215,7 @@ def zeros_like_batch(spec: Any, batch_size: int = 1) -> Any:
       lambda s: tf.zeros([batch_size] + s.shape.as_list()[1:], s.dtype), spec)
 
 
+@tf.autograph.experimental.do_not_convert
 def split_for_replicas(strategy: tf.distribute.Strategy, batch: Any) -> Any:
   """Cuts a global batch into one equal slice per replica (in-graph).
 

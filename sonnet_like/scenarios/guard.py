@@ -99,6 +99,7 @@ def nonfinite_error(owner: str, latest: str | None, start: int, count: int,
       checkpoint=checkpoint), step)
 
 
+@tf.autograph.experimental.do_not_convert
 def _as_tf_variable(variable: Any) -> Any:
   # A Keras 3 variable wraps a tf.Variable (its `value` on TensorFlow).
   if isinstance(variable, tf.Variable):
@@ -107,6 +108,7 @@ def _as_tf_variable(variable: Any) -> Any:
   return inner if isinstance(inner, tf.Variable) else None
 
 
+@tf.autograph.experimental.do_not_convert
 def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
   """Every `tf.Variable` of `objects`, once each, in order.
 
@@ -133,6 +135,7 @@ def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
   return found
 
 
+@tf.autograph.experimental.do_not_convert
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
   """A scalar bool: every element of every (floating) tensor is finite.
 
@@ -308,13 +311,16 @@ class CallRollback:
     self.variables = state_variables(list(variables) + [self.step])
     self._updated = []
 
+  @tf.autograph.experimental.do_not_convert
   def updated(self, optimizer: Any, variables: Sequence[Any]) -> None:
     """Traced: an update of `variables` by `optimizer`; `end` checks both."""
     self._updated += [optimizer] + list(variables)
 
+  @tf.autograph.experimental.do_not_convert
   def begin(self) -> list[tf.Tensor]:
     return [tf.identity(v) for v in self.variables]
 
+  @tf.autograph.experimental.do_not_convert
   def end(self, saved: Sequence[tf.Tensor], steps_finite: tf.Tensor
           ) -> tf.Tensor:
     """Whether the call was finite; if not, its changes are undone."""

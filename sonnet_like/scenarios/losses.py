@@ -119,6 +119,7 @@ def as_per_example(owner: str, argument: str, fn: Any,
   return fn
 
 
+@tf.autograph.experimental.do_not_convert
 def _size(nest: Any) -> int | None:
   total = 0
   for leaf in tf.nest.flatten(nest):

@@ -40,6 +40,7 @@ LOSS_SCALE_OPTIMIZER_ERROR = (
     "scale is checkpointed).")
 
 
+@tf.autograph.experimental.do_not_convert
 def is_loss_scale_optimizer(optimizer: Any) -> bool:
   """A Keras (3 or tf_keras) `LossScaleOptimizer`, by its surface."""
   return (hasattr(optimizer, "inner_optimizer") and
@@ -107,10 +108,12 @@ class FiniteRecorder:
         synchronization=tf.VariableSynchronization.ON_READ,
         aggregation=tf.VariableAggregation.SUM)
 
+  @tf.autograph.experimental.do_not_convert
   def start(self) -> None:
     self._flags, self._losses, self._counted = [], [], False
     self._graph = tf.compat.v1.get_default_graph()
 
+  @tf.autograph.experimental.do_not_convert
   def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
     """Records a verdict, and the loss tensor it covered (if any)."""
     if self._graph is None:
@@ -125,10 +128,12 @@ class FiniteRecorder:
     self._counted = True
     self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
+  @tf.autograph.experimental.do_not_convert
   def checked(self, tensor: tf.Tensor) -> bool:
     """Whether `tensor` itself was covered by a verdict of this step."""
     return any(tensor is loss for loss in self._losses)
 
+  @tf.autograph.experimental.do_not_convert
   def finish(self) -> tf.Tensor:
     ok = self._flags[0] if self._flags else tf.constant(True)
     for flag in self._flags[1:]:
@@ -150,6 +155,7 @@ class UnusedVariables:
     self.owner, self.policy = owner, policy
     self._warned: set[tuple[str, ...]] = set()
 
+  @tf.autograph.experimental.do_not_convert
   def check(self, grads: Sequence[Any], variables: Sequence[Any]) -> None:
     unused = [v.name for g, v in zip(grads, variables) if g is None]
     if not unused or self.policy == "ignore":
@@ -344,6 +350,7 @@ class TracedStep:
     if self.accumulator is not None:
       self.accumulator.create(optimizer, variables)
 
+  @tf.autograph.experimental.do_not_convert
   def _refuse_loss_scale_optimizer(self, optimizer: Any) -> None:
     if is_loss_scale_optimizer(optimizer):
       raise TypeError(LOSS_SCALE_OPTIMIZER_ERROR.format(

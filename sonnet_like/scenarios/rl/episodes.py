@@ -43,6 +43,7 @@ class EpisodeStats(tf.Module):
     self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False,
                                  name="env_steps")
 
+  @tf.autograph.experimental.do_not_convert
   def update(self, timestep: base.TimeStep) -> None:
     """Adds one step of every environment (traced or eager)."""
     returns = self.returns + tf.cast(timestep.reward, tf.float32)
@@ -60,6 +61,7 @@ class EpisodeStats(tf.Module):
     self.returns.assign(tf.where(done, tf.zeros_like(returns), returns))
     self.lengths.assign(tf.where(done, tf.zeros_like(lengths), lengths))
 
+  @tf.autograph.experimental.do_not_convert
   def logs(self) -> dict[str, tf.Tensor]:
     """Mean return and length of the last `window` episodes (NaN before the
     first one ends), episodes completed and environment steps so far."""

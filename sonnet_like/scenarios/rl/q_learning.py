@@ -5,6 +5,7 @@ import tensorflow as tf
 LOSSES = ("huber", "mse")
 
 
+@tf.autograph.experimental.do_not_convert
 def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
                next_q_target: tf.Tensor, gamma: float,
                next_q_online: tf.Tensor | None = None) -> tf.Tensor:
@@ -35,6 +36,7 @@ def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
   return tf.stop_gradient(targets)
 
 
+@tf.autograph.experimental.do_not_convert
 def huber(error: tf.Tensor) -> tf.Tensor:
   """Huber loss of `error` with threshold 1 (smooth L1), elementwise."""
   magnitude = tf.abs(error)

@@ -94,6 +94,7 @@ class ReplayBuffer(tf.Module):
                                   name="position")
       self.size = tf.Variable(0, dtype=tf.int64, trainable=False, name="size")
 
+  @tf.autograph.experimental.do_not_convert
   def _check(self, transition: Transition) -> tuple[Transition, int]:
     if not isinstance(transition, Transition):
       raise TypeError(f"ReplayBuffer: add takes a Transition, got "
@@ -118,6 +119,7 @@ class ReplayBuffer(tf.Module):
                        "transitions.")
     return Transition(*checked), num_envs
 
+  @tf.autograph.experimental.do_not_convert
   def add(self, transition: Transition) -> None:
     """Stores one transition per environment (eager or traced).
 
@@ -133,6 +135,7 @@ class ReplayBuffer(tf.Module):
     self.position.assign((self.position + num_envs) % self.capacity)
     self.size.assign(tf.minimum(self.size + num_envs, self.capacity))
 
+  @tf.autograph.experimental.do_not_convert
   def sample(self, batch_size: int, rng: tf.random.Generator) -> Transition:
     """`batch_size` stored transitions drawn uniformly, with replacement.
 

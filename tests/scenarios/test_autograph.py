@@ -1,0 +1,88 @@
+"""What AutoGraph rewrites when a scenario traces its step.
+
+The user's code is rewritten, so Python control flow on tensors works in a
+model or a loss. The library's leaves (argument and shape checks, the
+NaN/Inf guard, replay buffers, returns) are not: they branch only on Python
+values and call no user code, and rewriting each once more in every new
+process was half the time to a run's first step (benchmarks/
+bench_startup.py).
+"""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.python.autograph.impl import api  # pylint: disable=g-direct-tensorflow-import
+
+import sonnet_like as snt
+from tests import scenario_table
+
+# Leaves the steps below reach, as "module.qualname".
+_LEAVES = {
+    "sonnet_like.core.checks.check_built_dtype",
+    "sonnet_like.core.checks.check_rank",
+    "sonnet_like.core.checks.check_dim",
+    "sonnet_like.core.arguments.check_positive_int",
+    "sonnet_like.optimizers.base._check_update",
+    "sonnet_like.scenarios.guard.all_finite",
+    "sonnet_like.scenarios.step.FiniteRecorder.record",
+    "sonnet_like.scenarios.step.FiniteRecorder.finish",
+    "sonnet_like.scenarios.step.UnusedVariables.check",
+    "sonnet_like.scenarios.rl.replay.ReplayBuffer.add",
+    "sonnet_like.scenarios.rl.replay.ReplayBuffer.sample",
+    "sonnet_like.scenarios.rl.q_learning.td_targets",
+    "sonnet_like.scenarios.rl.returns.gae",
+    "sonnet_like.scenarios.rl.episodes.EpisodeStats.update",
+}
+
+
+@pytest.fixture
+def rewritten(monkeypatch):
+  """The names of the functions AutoGraph rewrites from now on (each call
+  of a rewritten function is seen, whether or not AutoGraph's cache holds
+  it already)."""
+  names = set()
+  convert = api._convert_actual  # pylint: disable=protected-access
+
+  def recording(entity, program_ctx):
+    names.add(f"{entity.__module__}.{entity.__qualname__}")
+    return convert(entity, program_ctx)
+
+  monkeypatch.setattr(api, "_convert_actual", recording)
+  return names
+
+
+class ClippedModel(snt.Module):
+  """A model whose call branches on a tensor's value."""
+
+  def __init__(self):
+    super().__init__()
+    self.mlp = snt.nets.MLP([8, 2])
+
+  def __call__(self, x):
+    outputs = self.mlp(x)
+    if tf.reduce_max(tf.abs(outputs)) > 1e3:
+      outputs = tf.clip_by_value(outputs, -1e3, 1e3)
+    return outputs
+
+
+def _loss(logits, labels):
+  losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+  if tf.reduce_mean(losses) > 1e6:  # A tensor's value, in Python.
+    losses = tf.zeros_like(losses)
+  return losses
+
+
+def test_user_code_is_rewritten_and_library_leaves_are_not(rewritten):
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(64, 5)).astype(np.float32)
+  y = (x[:, 0] > 0).astype(np.int32)
+  train = snt.scenarios.Supervised(num_steps=40, batch_size=16, log_every=10,
+                                   progress=False, catch_signals=False)
+  losses = train(ClippedModel(), snt.optimizers.Adam(0.05), _loss,
+                 (x, y)).train["loss"]
+  assert losses[-1] < losses[0]  # It learns through the converted code.
+  assert {f"{__name__}._loss", f"{__name__}.ClippedModel.__call__"} <= rewritten
+  for row in ("DQN", "PPO"):
+    scenario_table.train(scenario_table.BY_NAME[row], steps_per_call=2)
+  assert "sonnet_like.scenarios.rl.dqn.DQN.update" in rewritten  # Seen.
+  assert not _LEAVES & rewritten
