@@ -17,10 +17,11 @@ from typing import Any, Iterable
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import checks
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def check_positive_int(owner: str, argument: str, value: Any,
                        optional: bool = False) -> Any:
   """Returns `value` if it is an int >= 1 (or None when `optional`).

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import mixed_precision
 
 
@@ -76,7 +77,7 @@ class NotBuiltError(ValueError, AttributeError):
   """
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def describe(module: Any) -> str:
   """`Linear 'encoder/linear'`: the class and full name of a module."""
   name = getattr(module, "module_name", None) or getattr(module, "name", "")
@@ -92,7 +93,7 @@ class ArgumentTypeError(TypeError, ValueError):
   """
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def check_floating(module: Any, inputs: tf.Tensor) -> None:
   dtype = tf.as_dtype(inputs.dtype)
   if not (dtype.is_floating or dtype.is_complex):
@@ -102,7 +103,7 @@ def check_floating(module: Any, inputs: tf.Tensor) -> None:
         "tf.cast(x, tf.float32).")
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def check_built_dtype(module: Any, inputs: tf.Tensor,
                       built_dtype: tf.DType) -> None:
   """Inputs must have the dtype the module was built for.
@@ -118,7 +119,7 @@ def check_built_dtype(module: Any, inputs: tf.Tensor,
         f"{tf.as_dtype(inputs.dtype).name}.")
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
                min_rank: int | None = None, layout: str = "",
                built: bool = False) -> None:
@@ -168,7 +169,7 @@ def known_dim(module: Any, inputs: tf.Tensor, axis: int, what: str) -> int:
   return int(size)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def check_dim(module: Any, inputs: tf.Tensor, axis: int, expected: int,
               what: str) -> tf.Tensor:
   """Checks `inputs.shape[axis] == expected`; returns `inputs`.

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,12 +133,12 @@ SHAPE_ERROR = (
     "{expected} ([num_envs{rest}] with num_envs={n}).")
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _describe_env(env: Environment) -> str:
   return f"{type(env).__name__} environment {env.name!r}"
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def checked(env: Environment, value: tf.Tensor, field: str,
             method: str = "step()", owner: str | None = None) -> tf.Tensor:
   """`value` with the shape `env` promises for `field`, or a clear error.
@@ -166,7 +167,7 @@ def checked(env: Environment, value: tf.Tensor, field: str,
     return tf.identity(value)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def checked_timestep(env: Environment, timestep: TimeStep,
                      owner: str | None = None) -> TimeStep:
   """Every field of `env.step`'s result checked with `checked`."""

@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import utils
 from sonnet_like.envs import base
 
@@ -122,7 +123,7 @@ class InGraphEnvironment(base.Environment):
 
   # Shared by every in-graph environment.
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _uniform(self, low, high, columns: int | None = None) -> tf.Tensor:
     """float64 `[num_envs, columns]` uniform in `[low, high)`, as NumPy draws.
 
@@ -177,7 +178,7 @@ class InGraphEnvironment(base.Environment):
     self.state.assign(states)
     self.elapsed_steps.assign(elapsed_steps)
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _checked_action(self, action) -> tf.Tensor:
     """int32 `[num_envs]` (Discrete) or float32 `[num_envs, *shape]` (Box)."""
     action = tf.convert_to_tensor(action)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import once
@@ -77,7 +78,7 @@ class Optimizer(base.Module):
 
   # The helpers below are for subclasses.
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _check_arguments(
       self, updates: Sequence[types.ParameterUpdate],
       parameters: Sequence[tf.Variable]) -> tuple[list[Any], list[tf.Variable]]:
@@ -117,7 +118,7 @@ class Optimizer(base.Module):
                for i, (u, p) in enumerate(zip(updates, parameters))]
     return checked, parameters
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _check_same_parameters(self, parameters: Sequence[tf.Variable]) -> None:
     """Checks `parameters` against those the slots were created for."""
     specs = self.__dict__.get("_parameter_specs")
@@ -312,7 +313,7 @@ def check_bool(owner: str, argument: str, value: Any) -> bool:
   return value
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _check_update(who: str, i: int, update: Any,
                   parameter: tf.Variable) -> Any:
   """Converts one update and checks its dtype and shape against `parameter`."""
@@ -372,7 +373,7 @@ def _zeros_like(parameter: tf.Variable) -> tf.Variable:
     return tf.Variable(tf.zeros(shape, dtype), trainable=False, name=name)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _specs(parameters: Sequence[tf.Variable]) -> tuple:
   return tuple((p.name, p.shape, p.dtype.name)
                for p in parameters)

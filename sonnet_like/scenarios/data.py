@@ -28,6 +28,8 @@ from typing import Any, Callable
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import autograph
+
 Data = Any  # A tf.data.Dataset of batches, or arrays (nests of arrays).
 
 NOT_DATA_ERROR = (
@@ -215,7 +217,7 @@ def zeros_like_batch(spec: Any, batch_size: int = 1) -> Any:
       lambda s: tf.zeros([batch_size] + s.shape.as_list()[1:], s.dtype), spec)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def split_for_replicas(strategy: tf.distribute.Strategy, batch: Any) -> Any:
   """Cuts a global batch into one equal slice per replica (in-graph).
 

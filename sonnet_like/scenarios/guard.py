@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.scenarios import loss_scale as loss_scale_lib
 
 NONFINITE_POLICIES = ("raise", "skip")
@@ -99,7 +100,7 @@ def nonfinite_error(owner: str, latest: str | None, start: int, count: int,
       checkpoint=checkpoint), step)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _as_tf_variable(variable: Any) -> Any:
   # A Keras 3 variable wraps a tf.Variable (its `value` on TensorFlow).
   if isinstance(variable, tf.Variable):
@@ -108,7 +109,7 @@ def _as_tf_variable(variable: Any) -> Any:
   return inner if isinstance(inner, tf.Variable) else None
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
   """Every `tf.Variable` of `objects`, once each, in order.
 
@@ -135,7 +136,7 @@ def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
   return found
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
   """A scalar bool: every element of every (floating) tensor is finite.
 
@@ -311,16 +312,16 @@ class CallRollback:
     self.variables = state_variables(list(variables) + [self.step])
     self._updated = []
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def updated(self, optimizer: Any, variables: Sequence[Any]) -> None:
     """Traced: an update of `variables` by `optimizer`; `end` checks both."""
     self._updated += [optimizer] + list(variables)
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def begin(self) -> list[tf.Tensor]:
     return [tf.identity(v) for v in self.variables]
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def end(self, saved: Sequence[tf.Tensor], steps_finite: tf.Tensor
           ) -> tf.Tensor:
     """Whether the call was finite; if not, its changes are undone."""

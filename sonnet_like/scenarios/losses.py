@@ -32,6 +32,8 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
+
 PerExample = Callable[[Any, Any], tf.Tensor]
 
 KERAS_MODULES = ("keras.", "tf_keras.", "tensorflow.python.keras.")
@@ -119,7 +121,7 @@ def as_per_example(owner: str, argument: str, fn: Any,
   return fn
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _size(nest: Any) -> int | None:
   total = 0
   for leaf in tf.nest.flatten(nest):

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import utils
 from sonnet_like.scenarios import accumulation as accumulation_lib
 from sonnet_like.scenarios import data as data_lib
@@ -40,7 +41,7 @@ LOSS_SCALE_OPTIMIZER_ERROR = (
     "scale is checkpointed).")
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def is_loss_scale_optimizer(optimizer: Any) -> bool:
   """A Keras (3 or tf_keras) `LossScaleOptimizer`, by its surface."""
   return (hasattr(optimizer, "inner_optimizer") and
@@ -108,12 +109,12 @@ class FiniteRecorder:
         synchronization=tf.VariableSynchronization.ON_READ,
         aggregation=tf.VariableAggregation.SUM)
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def start(self) -> None:
     self._flags, self._losses, self._counted = [], [], False
     self._graph = tf.compat.v1.get_default_graph()
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
     """Records a verdict, and the loss tensor it covered (if any)."""
     if self._graph is None:
@@ -128,12 +129,12 @@ class FiniteRecorder:
     self._counted = True
     self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def checked(self, tensor: tf.Tensor) -> bool:
     """Whether `tensor` itself was covered by a verdict of this step."""
     return any(tensor is loss for loss in self._losses)
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def finish(self) -> tf.Tensor:
     ok = self._flags[0] if self._flags else tf.constant(True)
     for flag in self._flags[1:]:
@@ -155,7 +156,7 @@ class UnusedVariables:
     self.owner, self.policy = owner, policy
     self._warned: set[tuple[str, ...]] = set()
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def check(self, grads: Sequence[Any], variables: Sequence[Any]) -> None:
     unused = [v.name for g, v in zip(grads, variables) if g is None]
     if not unused or self.policy == "ignore":
@@ -350,7 +351,7 @@ class TracedStep:
     if self.accumulator is not None:
       self.accumulator.create(optimizer, variables)
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _refuse_loss_scale_optimizer(self, optimizer: Any) -> None:
     if is_loss_scale_optimizer(optimizer):
       raise TypeError(LOSS_SCALE_OPTIMIZER_ERROR.format(

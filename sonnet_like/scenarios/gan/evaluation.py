@@ -14,7 +14,6 @@ about 98.9% high quality in 2-D (`1 - exp(-4.5)`).
     {'modes': 8.0, 'high_quality': 99.2}
 """
 
-import os
 import struct
 import zlib
 from typing import Any, Callable, NamedTuple

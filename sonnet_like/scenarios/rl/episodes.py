@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 
 
@@ -43,7 +44,7 @@ class EpisodeStats(tf.Module):
     self.env_steps = tf.Variable(0, dtype=tf.int64, trainable=False,
                                  name="env_steps")
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def update(self, timestep: base.TimeStep) -> None:
     """Adds one step of every environment (traced or eager)."""
     returns = self.returns + tf.cast(timestep.reward, tf.float32)
@@ -61,7 +62,7 @@ class EpisodeStats(tf.Module):
     self.returns.assign(tf.where(done, tf.zeros_like(returns), returns))
     self.lengths.assign(tf.where(done, tf.zeros_like(lengths), lengths))
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def logs(self) -> dict[str, tf.Tensor]:
     """Mean return and length of the last `window` episodes (NaN before the
     first one ends), episodes completed and environment steps so far."""

@@ -2,10 +2,12 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
+
 LOSSES = ("huber", "mse")
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
                next_q_target: tf.Tensor, gamma: float,
                next_q_online: tf.Tensor | None = None) -> tf.Tensor:
@@ -36,7 +38,7 @@ def td_targets(reward: tf.Tensor, terminated: tf.Tensor,
   return tf.stop_gradient(targets)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def huber(error: tf.Tensor) -> tf.Tensor:
   """Huber loss of `error` with threshold 1 (smooth L1), elementwise."""
   magnitude = tf.abs(error)

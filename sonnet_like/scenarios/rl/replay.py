@@ -25,6 +25,7 @@ from typing import NamedTuple
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 
 SHAPE_ERROR = (
     "ReplayBuffer: {field} must have shape [num_envs, {shape}] ({dtype}), got "
@@ -94,7 +95,7 @@ class ReplayBuffer(tf.Module):
                                   name="position")
       self.size = tf.Variable(0, dtype=tf.int64, trainable=False, name="size")
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def _check(self, transition: Transition) -> tuple[Transition, int]:
     if not isinstance(transition, Transition):
       raise TypeError(f"ReplayBuffer: add takes a Transition, got "
@@ -119,7 +120,7 @@ class ReplayBuffer(tf.Module):
                        "transitions.")
     return Transition(*checked), num_envs
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def add(self, transition: Transition) -> None:
     """Stores one transition per environment (eager or traced).
 
@@ -135,7 +136,7 @@ class ReplayBuffer(tf.Module):
     self.position.assign((self.position + num_envs) % self.capacity)
     self.size.assign(tf.minimum(self.size + num_envs, self.capacity))
 
-  @tf.autograph.experimental.do_not_convert
+  @autograph.as_written
   def sample(self, batch_size: int, rng: tf.random.Generator) -> Transition:
     """`batch_size` stored transitions drawn uniformly, with replacement.
 

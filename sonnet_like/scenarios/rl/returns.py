@@ -23,8 +23,10 @@ An episode still running at the end of the rollout is bootstrapped from
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 
-@tf.autograph.experimental.do_not_convert
+
+@autograph.as_written
 def _next_values(values, terminated, truncated, final_values, last_value):
   """V(s_{t+1}) of the episode each step belongs to; 0 after a terminal."""
   rewards_shape = tf.shape(terminated)
@@ -37,7 +39,7 @@ def _next_values(values, terminated, truncated, final_values, last_value):
   return tf.where(terminated, tf.zeros_like(following), following)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def _check(rewards, *others):
   rank = rewards.shape.rank
   if rank is not None and rank < 1:
@@ -91,7 +93,7 @@ def discounted_returns(rewards: tf.Tensor, terminated: tf.Tensor,
                  initializer=tf.cast(last_value, tf.float32), reverse=True)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def gae(rewards: tf.Tensor, values: tf.Tensor, terminated: tf.Tensor,
         truncated: tf.Tensor, gamma: float, lam: float,
         final_values: tf.Tensor | None = None,
@@ -140,7 +142,7 @@ def gae(rewards: tf.Tensor, values: tf.Tensor, terminated: tf.Tensor,
                  reverse=True)
 
 
-@tf.autograph.experimental.do_not_convert
+@autograph.as_written
 def standardize(advantages: tf.Tensor) -> tf.Tensor:
   """Advantages shifted and scaled to mean 0 and standard deviation 1."""
   mean, variance = tf.nn.moments(advantages, axes=[0])
