@@ -44,7 +44,8 @@ def rewritten(monkeypatch):
   convert = api._convert_actual  # pylint: disable=protected-access
 
   def recording(entity, program_ctx):
-    names.add(f"{entity.__module__}.{entity.__qualname__}")
+    names.add(f"{getattr(entity, '__module__', '?')}."
+              f"{getattr(entity, '__qualname__', entity)}")
     return convert(entity, program_ctx)
 
   monkeypatch.setattr(api, "_convert_actual", recording)
