@@ -25,9 +25,16 @@ from typing import Callable, Iterator
 import tensorflow as tf
 
 LOST_WORKER_ERROR = (
-    "{owner}: lost {task} of the cluster ({error}). Every worker stops: "
-    "restart all of them with the same command and the run resumes from its "
-    "last checkpoint.")
+    "{owner}: lost {task} of the cluster ({error}).{leader} Every worker "
+    "stops: restart all of them with the same command and the run resumes "
+    "from its last checkpoint.")
+
+# Added when the coordination service is what went missing: its host (the
+# chief) may have stopped because another worker was lost first.
+LOST_LEADER_NOTE = (
+    " The chief hosts the cluster's coordination service and stops too when "
+    "any other worker is lost, so the chief's own error names the first "
+    "loss.")
 
 # What the survivors' next collective raises when a peer is gone.
 _LOST = (tf.errors.UnavailableError, tf.errors.AbortedError,
@@ -103,9 +110,16 @@ def names_a_lost_worker(owner: str, strategy: tf.distribute.Strategy
   try:
     yield
   except _LOST as error:
-    first = next((line for line in str(error).splitlines()
-                  if "aborted" in line.lower() or "unavailable" in
-                  line.lower()), type(error).__name__)
-    raise WorkerLostError(LOST_WORKER_ERROR.format(
-        owner=owner, task=lost_task(error, strategy),
-        error=first.strip()[:200])) from error
+    raise WorkerLostError(lost_message(owner, error, strategy)) from error
+
+
+def lost_message(owner: str, error: Exception,
+                 strategy: tf.distribute.Strategy) -> str:
+  """The `WorkerLostError` message for a peer's gRPC `error`."""
+  text = str(error)
+  first = next((line for line in text.splitlines()
+                if "aborted" in line.lower() or "unavailable" in
+                line.lower()), type(error).__name__)
+  return LOST_WORKER_ERROR.format(
+      owner=owner, task=lost_task(error, strategy), error=first.strip()[:200],
+      leader=LOST_LEADER_NOTE if "leader task" in text else "")

@@ -103,6 +103,12 @@ class Launch:
     return json.loads(lines[-1].split(" ", 1)[1])
 
 
+def _names(err, task):
+  """Whether a worker's stderr has a WorkerLostError naming `task`."""
+  return re.search(rf"WorkerLostError: Supervised: lost [^(]*\bworker "
+                   rf"{task}\b[^(]* of the cluster", err) is not None
+
+
 def _latest_step(save_dir):
   path = tf.train.latest_checkpoint(str(save_dir))
   return int(path.rsplit("-", 1)[1])
@@ -128,11 +134,14 @@ def _chain(tmp_path, workers, num_steps, events):
       for i in survivors:
         assert launch.codes[i] == 1, errors
         err = launch.outputs[i][1]
-        # The lost worker is named (with 3 workers the coordination
-        # service may list a survivor that gave up as well).
-        assert re.search(rf"WorkerLostError: Supervised: lost [^(]*\bworker "
-                         rf"{killed}\b[^(]* of the cluster", err), err[-3000:]
         assert "restart all of them with the same command" in err
+        # The lost worker is named (with 3 workers the coordination
+        # service may list a survivor that gave up as well). Or, when the
+        # chief gave up first and took the coordination service with it,
+        # the chief is named, with a note that its error names the loss.
+        if not _names(err, killed):
+          assert _names(err, 0) and cluster.LOST_LEADER_NOTE in err, err[-3000:]
+          assert killed != 0 and _names(launch.outputs[0][1], killed)
         # The survivors stop within seconds of the loss.
         assert launch.ended[i] - launch.ended[killed] < 20
   return Launch(script, workers, save_dir, num_steps, "none")
@@ -150,9 +159,10 @@ def _uninterrupted(tmp_path, workers, num_steps):
     # worker) once, split between the two sizes: each launch starts every
     # worker's TensorFlow anew, so a chain costs ~20 s of the suite a
     # launch. The chief hosts the coordination service, so its loss is
-    # noticed otherwise than a worker's; 3 workers have two survivors.
+    # noticed otherwise than a worker's; 3 workers have two survivors (here
+    # worker 1 has learnt of worker 2's loss from the chief's going).
     (2, ["1:6:SIGTERM", "0:9:SIGKILL"]),
-    (3, ["0:7:SIGTERM", "1:9:SIGKILL"]),
+    (3, ["0:7:SIGTERM", "2:10:SIGKILL"]),
 ], ids=["2_workers", "3_workers"])
 def test_preemption_and_lost_workers_resume_bitwise(tmp_path, workers,
                                                     events):
@@ -195,3 +205,18 @@ class _Strategy:
 def test_the_lost_task_is_read_from_the_error(task, message, lost):
   error = tf.errors.UnavailableError(None, None, message)
   assert cluster.lost_task(error, _Strategy(task)) == lost
+
+
+def test_a_lost_leader_says_the_chief_names_the_first_loss():
+  message = ("Collective ops is aborted by: Failed to send RPC to "
+             "coordination service. Either the leader task was preempted/"
+             "died/restarted unexpectedly or this task is experiencing "
+             "network issues.\n/job:worker/replica:0/task:0")
+  error = tf.errors.UnavailableError(None, None, message)
+  text = cluster.lost_message("Supervised", error, _Strategy(1))
+  assert text.startswith("Supervised: lost worker 0 of the cluster "
+                         "(Collective ops is aborted by: Failed to send RPC")
+  assert cluster.LOST_LEADER_NOTE in text
+  other = tf.errors.UnavailableError(None, None, "Socket closed")
+  assert cluster.LOST_LEADER_NOTE not in cluster.lost_message(
+      "Supervised", other, _Strategy(1))
