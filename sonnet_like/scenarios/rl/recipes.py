@@ -225,7 +225,8 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
 # before), over 20 gymnasium episodes, seeds 0-2: in-graph (XLA) 96.3,
 # 96.4, 95.7 (mean 96.1); gymnasium 96.5, 95.6, 96.5 (mean 96.2); the Zoo
 # publishes 94.7. With log_std_init -1.0: in-graph 96.4, 95.5, 95.8,
-# gymnasium 96.3, -6.5 (seed 1 never reached the flag), 95.4. Without gSDE (in-graph, seed 0): -0.01, standing still.
+# gymnasium 96.3, -6.5 (seed 1 never reached the flag), 95.4. Without
+# gSDE (in-graph, seed 0): -0.01, standing still.
 # Trained again with the code of the fifth session and evaluated over the
 # zoo's 1443 episodes a seed: in-graph 96.2, 96.3, 96.0; gymnasium 4.9,
 # 96.2, 96.0 (seed 0 found the flag, then its greedy policy lost it while
