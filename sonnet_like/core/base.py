@@ -45,6 +45,23 @@ _NEVER_CALLED = ("Constructing a snt.Module without calling the super "
                  "constructor is not supported")
 _CALLED_LATE = ("The super constructor must be called before any other "
                 "methods in your constructor")
+UNDERSCORE_SCOPE_ERROR = (
+    "{cls}: module {name!r} cannot be {doing} in a tf.function: its name "
+    "scope {scope!r} starts with '_', which TensorFlow refuses in graphs. "
+    "Give the module a name that starts with a letter, e.g. "
+    "{cls}(..., name={suggestion!r}), or construct it inside another module.")
+
+
+def _check_graph_scope(module: Any, scope: str, doing: str) -> None:
+  """Names the module whose scope, which starts with '_', cannot open here:
+  TensorFlow refuses graph names that start with '_' (eagerly it takes
+  them, as it does for Sonnet 2)."""
+  if tf.executing_eagerly():
+    return
+  name = scope.rstrip("/")
+  raise ValueError(UNDERSCORE_SCOPE_ERROR.format(
+      cls=type(module).__name__, name=name, doing=doing, scope=scope,
+      suggestion=name.lstrip("_") or "module"))
 
 
 def no_name_scope(method: T) -> T:
@@ -68,6 +85,8 @@ def with_name_scope(method: Callable[..., T]) -> Callable[..., T]:
     if scope is None:
       raise AttributeError(SUPER_INIT_ERROR.format(
           phrase=_CALLED_LATE, cls=type(self).__name__))
+    if scope[0] == "_":
+      _check_graph_scope(self, scope, "called")
     with tf.name_scope(scope):
       return method(self, *args, **kwargs)
 
@@ -87,7 +106,10 @@ def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
   """
 
   def scoped(self, *args, **kwargs):
-    with tf.name_scope(self.__dict__["_scope_name"]):
+    scope = self.__dict__["_scope_name"]
+    if scope[0] == "_":
+      _check_graph_scope(self, scope, "called")
+    with tf.name_scope(scope):
       return method(self, *args, **kwargs)
 
   return scoped
@@ -222,11 +244,6 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
-def _camel_to_snake(name: str) -> str:
-  return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2",
-                name).lower()
-
-
 class Module(tf.Module, metaclass=ModuleMetaclass):
   """Base class for modules: a `tf.Module` with automatic name scopes.
 
@@ -255,15 +272,22 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
       ("_ctor_arguments", "_scope_name"))
 
   def __init__(self, name: str | None = None):
-    if name is None:
-      name = _camel_to_snake(type(self).__name__)
-    elif not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+    # Without a name, tf.Module names the module after its class in snake
+    # case (`MLPBlock` -> `mlp_block`, `_Head` -> `__head`), as in Sonnet 2.
+    if name is not None and (not isinstance(name, str) or
+                             not _IDENTIFIER.fullmatch(name)):
       raise InvalidNameError(
           f"{type(self).__name__}: {name!r} is not a valid module name. "
           "Module names must be valid Python identifiers.")
     # tf.Module enters `tf.name_scope(name)` here: eagerly that is
     # "<enclosing scope>/<name>/", in a graph the graph makes it unique.
-    super().__init__(name=name)
+    try:
+      super().__init__(name=name)
+    except ValueError:
+      name = self.__dict__.get("_name")  # tf.Module sets it first.
+      if name and name[0] == "_":
+        _check_graph_scope(self, name + "/", "constructed")
+      raise
     scope_name = self._name_scope.name
     object.__setattr__(self, "_scope_name", scope_name)
     if getattr(type(self).__init__, _NO_NAME_SCOPE, False):

@@ -185,3 +185,61 @@ def test_tf_function_method_arguments_are_named_like_sonnet():
   traced = Traced(name="traced")
   concrete = traced.__call__.get_concrete_function()
   assert [t.name for t in concrete.inputs] == ["args_0:0"]
+
+
+CLASS_NAMES = ["MLP", "MLPBlock", "Conv2DTranspose", "ResNet50", "V2Block",
+               "BatchNorm", "LSTM", "lowerCase", "AbcDEF", "A1b2C3d", "x",
+               "_Head", "__Private", "_2Layer", "My_Module", "Q_Net",
+               "Net_2D", "A__B"]
+
+
+@pytest.mark.parametrize("class_name", CLASS_NAMES)
+def test_default_names_are_sonnets(class_name):
+  sonnet = pytest.importorskip("sonnet")
+  ours = type(class_name, (snt.Module,), {})()
+  theirs = type(class_name, (sonnet.Module,), {})()
+  assert ours.name == theirs.name
+  assert ours.name_scope.name == theirs.name_scope.name
+
+
+class _Clipped(snt.Module):
+  """A private class: its default name `__clipped` starts with '_'."""
+
+  def __init__(self, name=None):
+    super().__init__(name=name)
+    self.linear = snt.Linear(2)
+
+  def __call__(self, x):
+    return tf.clip_by_value(self.linear(x), -1., 1.)
+
+
+class Holding(snt.Module):
+  """Makes a `_Clipped` in its own scope."""
+
+  def __init__(self):
+    super().__init__()
+    self.inner = _Clipped()
+
+  def __call__(self, x):
+    return self.inner(x)
+
+
+def test_a_name_starting_with_underscore_is_named_when_traced():
+  # TensorFlow refuses graph names that start with '_', as dm-sonnet 2.0.2
+  # finds too; ours says which module and what to do.
+  x = tf.ones([1, 3])
+  clipped = _Clipped()
+  assert clipped.name == "__clipped"
+  assert clipped(x).shape == [1, 2]  # Eagerly TensorFlow takes the scope.
+  with pytest.raises(ValueError, match=r"_Clipped: module '__clipped' cannot "
+                     r"be called in a tf.function.*name='clipped'"):
+    tf.function(clipped)(x)
+  with pytest.raises(ValueError, match="cannot be called in a tf.function"):
+    tf.function(snt.Sequential([_Clipped()]))(x)
+  with pytest.raises(ValueError, match="cannot be constructed in a tf."):
+    tf.function(lambda: _Clipped())()  # pylint: disable=unnecessary-lambda
+  # Under the suggested name, or made inside another module, it traces.
+  assert tf.function(_Clipped(name="clipped"))(x).shape == [1, 2]
+  holder = Holding()
+  assert holder.inner.name_scope.name == "holding/__clipped/"
+  assert tf.function(holder)(x).shape == [1, 2]
