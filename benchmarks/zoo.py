@@ -18,6 +18,8 @@ loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
     python benchmarks/zoo.py                        # every row, 3 seeds
     python benchmarks/zoo.py --rows dqn-CartPole-v1,sac-Pendulum-v1 \
         --seeds 1 --modes in_graph --sb3
+    python benchmarks/zoo.py --rows ppo-MountainCarContinuous-v0 \
+        --modes none --sb3                          # SB3 alone
     python benchmarks/zoo.py --rows dqn-CartPole-v1 --seeds 1 --steps 500
 
 `--steps` overrides every budget (smoke runs), `--eval_episodes` every
@@ -379,7 +381,9 @@ def main(argv=None):
   parser.add_argument("--seeds", type=int, default=3,
                       help="seeds 0..N-1 (or --seed_list)")
   parser.add_argument("--seed_list", type=int, nargs="+")
-  parser.add_argument("--modes", default="gym,in_graph")
+  parser.add_argument("--modes", default="gym,in_graph",
+                      help="gym and/or in_graph; none (with --sb3) trains "
+                           "Stable-Baselines3 only")
   parser.add_argument("--steps", type=int, help="override every budget")
   parser.add_argument("--eval_episodes", type=int,
                       help="override every row's evaluation episodes")
@@ -406,9 +410,11 @@ def main(argv=None):
   unknown = [r for r in args.rows if r not in BY_NAME]
   if unknown:
     parser.error(f"unknown rows {unknown}; rows: {sorted(BY_NAME)}")
-  args.modes = args.modes.split(",")
+  args.modes = [] if args.modes == "none" else args.modes.split(",")
   if not set(args.modes) <= {"gym", "in_graph"}:
     parser.error(f"--modes takes gym and/or in_graph, got {args.modes}")
+  if not args.modes and not args.sb3:
+    parser.error("--modes none trains nothing of ours: add --sb3")
   args.seeds = args.seed_list or list(range(args.seeds))
   print(table(run(args)))
 

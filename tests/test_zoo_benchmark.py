@@ -70,6 +70,13 @@ def test_unknown_rows_are_refused_with_the_known_ones(capsys):
   assert "unknown rows ['dqn-Pong']" in capsys.readouterr().err
 
 
+def test_no_mode_of_ours_needs_sb3(capsys):
+  with pytest.raises(SystemExit):
+    _zoo().main(["--rows", "dqn-CartPole-v1", "--modes", "none"])
+  assert "--modes none trains nothing of ours: add --sb3" in (
+      capsys.readouterr().err)
+
+
 def test_the_table_has_a_row_for_every_ppo_and_dqn_recipe_at_its_budget():
   zoo = _zoo()
   for algo, table in (("ppo", recipes.PPO_RECIPES),
