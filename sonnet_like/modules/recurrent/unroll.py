@@ -67,8 +67,11 @@ def _check_sequence(owner: str, input_sequence: Any
         message=f"{owner}: input_sequence tensors must have consistent "
         f"number of time steps: {path} has a different number of time steps "
         f"(axis 0) from {paths[0]}."))
+  # The inputs wait for the checks too: otherwise reading step 0 of an empty
+  # sequence may fail first, with TensorFlow's own message.
   with tf.control_dependencies(asserts):
     num_steps = tf.identity(num_steps)
+    tensors = [tf.identity(x) for x in tensors]
   return tensors, None, num_steps
 
 
