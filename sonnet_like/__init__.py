@@ -61,6 +61,12 @@ from sonnet_like.modules.recurrent import TrainableState
 from sonnet_like.modules.recurrent import UnrolledLSTM
 from sonnet_like.modules.recurrent import UnrolledRNN
 from sonnet_like.modules.recurrent import VanillaRNN
+# --- attention ---
+from sonnet_like.modules.attention import KVCache
+from sonnet_like.modules.attention import MultiHeadAttention
+from sonnet_like.modules.attention import RotaryEmbedding
+from sonnet_like.modules.remat import remat
+from sonnet_like.modules.rms_norm import RMSNorm
 # --- other modules ---
 from sonnet_like.modules.batch_apply import BatchApply
 from sonnet_like.modules.bias import Bias
@@ -152,6 +158,12 @@ __all__ = [
     "dynamic_unroll",
     "lstm_with_recurrent_dropout",
     "static_unroll",
+    # --- attention ---
+    "KVCache",
+    "MultiHeadAttention",
+    "RMSNorm",
+    "RotaryEmbedding",
+    "remat",
     # --- other modules ---
     "BatchApply",
     "Bias",

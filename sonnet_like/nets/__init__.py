@@ -7,6 +7,9 @@ from sonnet_like.nets import resnet
 from sonnet_like.nets.cifar10_convnet import Cifar10ConvNet
 from sonnet_like.nets.resnet import ResNet
 from sonnet_like.nets.resnet import ResNet50
+# --- transformer ---
+from sonnet_like.nets.transformer import Transformer
+from sonnet_like.nets.transformer_lm import TransformerLM
 # --- vqvae ---
 from sonnet_like.nets.vqvae import VectorQuantizer
 from sonnet_like.nets.vqvae import VectorQuantizerEMA
@@ -18,6 +21,9 @@ __all__ = [
     "resnet",
     "ResNet",
     "ResNet50",
+    # --- transformer ---
+    "Transformer",
+    "TransformerLM",
     # --- vqvae ---
     "VectorQuantizer",
     "VectorQuantizerEMA",
