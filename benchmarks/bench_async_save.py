@@ -37,7 +37,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
 from sonnet_like.core import files  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios import checkpointing  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.run_folder import checkpointing  # pylint: disable=g-import-not-at-top
 
 SIZES, INPUT, BATCH = (4096, 4096, 4096, 4096), 2048, 32
 

@@ -4,7 +4,7 @@ Every file of a run goes through these functions (`tf.io.gfile` underneath),
 so a `save_dir` on cloud storage works like a local folder and nothing is
 ever created in a local folder named after a scheme (`ram:/runs/a`). A local
 folder keeps what only it offers: `fsync`, an atomic rename of files and
-folders, and `flock` (`scenarios/run_dir.py`). `s3://` needs the
+folders, and `flock` (`scenarios/run_folder/run_dir.py`). `s3://` needs the
 `tensorflow-io` package, which registers it with TensorFlow.
 
     >>> write_atomic("ram://files_doctest/a.txt", "hello")

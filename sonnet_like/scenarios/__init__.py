@@ -5,28 +5,28 @@ resume, NaN guard, tf.distribute); `Supervised` trains on (inputs, targets);
 `schedules` holds the step schedules (learning-rate warm-up and decays).
 """
 
-from sonnet_like.scenarios.checkpointing import Checkpointer
+from sonnet_like.scenarios.run_folder.checkpointing import Checkpointer
 from sonnet_like.scenarios.dry_run import DryRunError
-from sonnet_like.scenarios.guard import NonFiniteError
+from sonnet_like.scenarios.compiled.guard import NonFiniteError
 from sonnet_like.scenarios.engine import Scenario
 from sonnet_like.scenarios.gan import evaluation as gan_eval
 from sonnet_like.scenarios.gan import losses as gan_losses
 from sonnet_like.scenarios.gan.scenario import GAN
-from sonnet_like.scenarios.history import History
+from sonnet_like.scenarios.run_folder.history import History
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
-from sonnet_like.scenarios.precision import Precision
-from sonnet_like.scenarios.progress import ProgressBar
+from sonnet_like.scenarios.compiled.precision import Precision
+from sonnet_like.scenarios.reporting.progress import ProgressBar
 from sonnet_like.scenarios.rl.ppo import PPO
 from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
 from sonnet_like.scenarios.rl.sac import SAC
 from sonnet_like.scenarios.rl.td3 import TD3
-from sonnet_like.scenarios.run_settings import ResumeSettingsError
+from sonnet_like.scenarios.run_folder.run_settings import ResumeSettingsError
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.supervised import Supervised
-from sonnet_like.scenarios.tensorboard import TensorBoard
+from sonnet_like.scenarios.reporting.tensorboard import TensorBoard
 
 __all__ = [
     "Checkpointer",

@@ -42,21 +42,21 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import utils
-from sonnet_like.scenarios import cluster
+from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
-from sonnet_like.scenarios import guard as guard_lib
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.compiled import guard as guard_lib
+from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
-from sonnet_like.scenarios import keep_best as keep_best_lib
-from sonnet_like.scenarios import logs as logs_lib
-from sonnet_like.scenarios import precision as precision_lib
-from sonnet_like.scenarios import profiling
+from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
+from sonnet_like.scenarios.reporting import logs as logs_lib
+from sonnet_like.scenarios.compiled import precision as precision_lib
+from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import services
-from sonnet_like.scenarios import run_settings
+from sonnet_like.scenarios.run_folder import run_settings
 from sonnet_like.scenarios import settings
-from sonnet_like.scenarios import saved_run
+from sonnet_like.scenarios.run_folder import saved_run
 from sonnet_like.scenarios import schedules
-from sonnet_like.scenarios import signals
+from sonnet_like.scenarios.run_folder import signals
 
 NonFiniteError = guard_lib.NonFiniteError
 

@@ -17,11 +17,11 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
-from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios import data as data_lib
-from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios import settings
-from sonnet_like.scenarios import step as step_lib
+from sonnet_like.scenarios.compiled import step as step_lib
 
 NO_DATA_ERROR = ("{owner}: no data was fed; call self.feed(data, "
                  "batch_size=...) {where}.")

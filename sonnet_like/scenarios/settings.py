@@ -23,11 +23,11 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import files
-from sonnet_like.scenarios import best as best_lib
-from sonnet_like.scenarios import guard as guard_lib
+from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios.compiled import guard as guard_lib
 from sonnet_like.scenarios import hooks as hooks_lib
-from sonnet_like.scenarios import precision as precision_lib
-from sonnet_like.scenarios import profiling
+from sonnet_like.scenarios.compiled import precision as precision_lib
+from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import schedules as schedules_lib
 
 

@@ -12,11 +12,11 @@ import tensorflow as tf
 
 from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
-from sonnet_like.scenarios import calling
+from sonnet_like.scenarios.compiled import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import loss_checks
+from sonnet_like.scenarios.run_folder import history as history_lib
+from sonnet_like.scenarios.compiled import loss_checks
 from sonnet_like.scenarios import losses as losses_lib
 
 

@@ -15,8 +15,8 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.core import files
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import history as history_lib
+from sonnet_like.scenarios.run_folder import run_dir
 from tests.scenarios import test_save_dir
 
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.scenarios import hooks as hooks_lib
-from sonnet_like.scenarios import run_settings
+from sonnet_like.scenarios.run_folder import run_settings
 
 _RNG = np.random.default_rng(0)
 X = _RNG.normal(size=(128, 6)).astype("float32")

@@ -20,12 +20,12 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import checkpointing
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import checkpointing
+from sonnet_like.scenarios.run_folder import history as history_lib
+from sonnet_like.scenarios.run_folder import run_dir
 from tests import rl_toys
 from tests.scenarios import test_resume
-from tests.scenarios import test_run_dir
+from tests.scenarios.run_folder import test_run_dir
 
 
 class Steps(snt.scenarios.Hook):

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 import tests
 import sonnet_like as snt
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import run_dir
 from tests import optimizer_common
 from tests import scenario_table
 

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import logs as logs_lib
+from sonnet_like.scenarios.reporting import logs as logs_lib
 
 _RNG = np.random.default_rng(0)
 X = _RNG.normal(size=(256, 6)).astype("float32")

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import autograph
-from sonnet_like.scenarios import loss_scale as loss_scale_lib
+from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
 
 NONFINITE_POLICIES = ("raise", "skip")
 

@@ -23,13 +23,13 @@ import tensorflow as tf
 
 from sonnet_like.core import autograph
 from sonnet_like.core import utils
-from sonnet_like.scenarios import accumulation as accumulation_lib
+from sonnet_like.scenarios.updates import accumulation as accumulation_lib
 from sonnet_like.scenarios import data as data_lib
-from sonnet_like.scenarios import ema as ema_lib
-from sonnet_like.scenarios import guard as guard_lib
-from sonnet_like.scenarios import learning_rate as learning_rate_lib
-from sonnet_like.scenarios import loss_scale as loss_scale_lib
-from sonnet_like.scenarios import precision as precision_lib
+from sonnet_like.scenarios.updates import ema as ema_lib
+from sonnet_like.scenarios.compiled import guard as guard_lib
+from sonnet_like.scenarios.updates import learning_rate as learning_rate_lib
+from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
+from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios import settings as settings_lib
 
 LOSS_SCALE_OPTIMIZER_ERROR = (

@@ -5,6 +5,6 @@
 the checkpoint as "generator_ema".
 """
 
-from sonnet_like.scenarios.ema import WeightEMA as GeneratorEMA
+from sonnet_like.scenarios.updates.ema import WeightEMA as GeneratorEMA
 
 __all__ = ["GeneratorEMA"]

@@ -30,7 +30,7 @@ Design (the choices, and why):
   variance: on the 25-Gaussian grid (range +-4) small MLPs captured ~20
   modes with ~2% high-quality samples unscaled and 25 with 70% scaled.
 - The generator's EMA (`generator_ema=decay`) is the engine's weight EMA
-  for the generator (`ema={"generator": decay}`, `scenarios/ema.py`):
+  for the generator (`ema={"generator": decay}`, `scenarios/updates/ema.py`):
   variables that mirror the generator's trainable variables, start equal to
   them and are updated after every step (one generator update), `ema =
   decay * ema + (1 - decay) * w`. They are checkpointed as "generator_ema"
@@ -50,14 +50,14 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.scenarios import calling
+from sonnet_like.scenarios.compiled import calling
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios.gan import data as gan_data
 from sonnet_like.scenarios.gan import ema as gan_ema
 from sonnet_like.scenarios.gan import losses as gan_losses
 from sonnet_like.scenarios.gan import packing as gan_pack
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.run_folder import history as history_lib
 
 Sampler = Callable[[tf.random.Generator, Any], tf.Tensor]
 Evaluator = Callable[[Any], dict[str, float]]

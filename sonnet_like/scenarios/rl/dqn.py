@@ -20,7 +20,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like import envs
 from sonnet_like import export as export_lib
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning

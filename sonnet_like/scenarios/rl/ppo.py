@@ -26,7 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import returns

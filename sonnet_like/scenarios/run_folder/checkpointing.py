@@ -34,9 +34,9 @@ import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import background_save
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import background_save
+from sonnet_like.scenarios.run_folder import history as history_lib
+from sonnet_like.scenarios.run_folder import run_dir
 
 CHECKPOINT_NAME = "ckpt"
 INDEX_FILE = "checkpoint"

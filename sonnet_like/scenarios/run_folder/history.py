@@ -13,7 +13,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import curves
+from sonnet_like.scenarios.reporting import curves
 from sonnet_like.scenarios import hooks
 
 DAMAGED_ERROR = (

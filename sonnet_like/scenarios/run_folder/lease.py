@@ -31,7 +31,7 @@ import uuid
 from typing import Any, Callable
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import folder_lock
+from sonnet_like.scenarios.run_folder import folder_lock
 
 LEASE_SECONDS = 60.0
 

@@ -27,8 +27,8 @@ import time
 from typing import Callable, Iterable
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import folder_lock
-from sonnet_like.scenarios import lease
+from sonnet_like.scenarios.run_folder import folder_lock
+from sonnet_like.scenarios.run_folder import lease
 
 # The lock's names, for the scenarios and their tests.
 LOCK_FILE = folder_lock.LOCK_FILE

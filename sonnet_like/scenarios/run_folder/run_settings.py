@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
-from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios.run_folder import checkpointing
 
 NAME = "run_settings"
 

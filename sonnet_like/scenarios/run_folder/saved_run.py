@@ -13,14 +13,14 @@ import contextlib
 from typing import Any
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import checkpointing
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.run_folder import checkpointing
+from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
-from sonnet_like.scenarios import keep_best
-from sonnet_like.scenarios import profiling
-from sonnet_like.scenarios import progress
-from sonnet_like.scenarios import run_settings
-from sonnet_like.scenarios import tensorboard
+from sonnet_like.scenarios.run_folder import keep_best
+from sonnet_like.scenarios.reporting import profiling
+from sonnet_like.scenarios.reporting import progress
+from sonnet_like.scenarios.run_folder import run_settings
+from sonnet_like.scenarios.reporting import tensorboard
 
 DONE_MESSAGE = (
     "{owner}: training in {save_dir} is already done ({step} of {num_steps} "

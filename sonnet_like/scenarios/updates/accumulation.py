@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
-from sonnet_like.scenarios import guard as guard_lib
+from sonnet_like.scenarios.compiled import guard as guard_lib
 
 SEVERAL_UPDATES_ERROR = (
     "{owner}: accumulate_steps={steps} needs one update per step, but a "

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import loss_checks
+from sonnet_like.scenarios.compiled import loss_checks
 
 _RNG = np.random.default_rng(0)
 X = _RNG.normal(size=(96, 6)).astype("float32")

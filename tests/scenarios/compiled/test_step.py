@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios import guard
-from sonnet_like.scenarios import step
+from sonnet_like.scenarios.compiled import guard
+from sonnet_like.scenarios.compiled import step
 
 
 class _PlainSGD:
@@ -249,7 +249,8 @@ def test_call_rollback_finds_a_nonfinite_state_under_finite_verdicts():
 
 def test_in_precision_is_the_model_itself_in_float32():
   import sonnet_like as snt
-  from sonnet_like.scenarios import precision, settings
+  from sonnet_like.scenarios.compiled import precision
+  from sonnet_like.scenarios import settings
   linear = snt.Linear(2)
   x = tf.ones([1, 3])
   plain = step.TracedStep("T", precision.parse("T", "float32"),

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from sonnet_like.scenarios import history as history_lib
+from sonnet_like.scenarios.run_folder import history as history_lib
 
 pytest.importorskip("matplotlib")
 from matplotlib import image  # pylint: disable=g-import-not-at-top

@@ -1,6 +1,6 @@
 """ProgressBar: shows steps, logs and eval metrics; quiet off a terminal."""
 
-from sonnet_like.scenarios import progress
+from sonnet_like.scenarios.reporting import progress
 
 
 class _Scenario:

@@ -6,7 +6,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from sonnet_like.scenarios import tensorboard
+from sonnet_like.scenarios.reporting import tensorboard
 
 
 class _Scenario:

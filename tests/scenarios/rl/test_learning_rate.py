@@ -8,7 +8,7 @@ import tensorflow as tf
 import tf_keras
 
 import sonnet_like as snt
-from sonnet_like.scenarios import guard
+from sonnet_like.scenarios.compiled import guard
 from sonnet_like.scenarios.rl import learning_rate
 from sonnet_like.scenarios.rl import schedules
 

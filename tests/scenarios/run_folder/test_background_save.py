@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios.run_folder import checkpointing
 import tests
 from tests.scenarios import test_save_dir
 
@@ -61,7 +61,7 @@ def test_a_failed_copy_is_raised_by_the_next_wait(tmp_path, monkeypatch):
 _KILLED_MID_COPY = """
 import os, signal, sys
 import tensorflow as tf
-from sonnet_like.scenarios import checkpointing
+from sonnet_like.scenarios.run_folder import checkpointing
 big = tf.Variable(tf.fill([64, 1024, 1024], 1.0))  # 256 MB: a long copy.
 saver = checkpointing.Checkpointer(sys.argv[1], {"big": big}, async_save=True)
 saver.save(1)

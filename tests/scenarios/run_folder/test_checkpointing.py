@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import checkpointing
-from sonnet_like.scenarios import history as history_lib
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import checkpointing
+from sonnet_like.scenarios.run_folder import history as history_lib
+from sonnet_like.scenarios.run_folder import run_dir
 
 
 def _checkpointer(directory, value, **kwargs):

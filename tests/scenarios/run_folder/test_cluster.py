@@ -23,7 +23,7 @@ import pytest
 import tensorflow as tf
 
 import tests
-from sonnet_like.scenarios import cluster
+from sonnet_like.scenarios.run_folder import cluster
 
 _WORKER = textwrap.dedent("""
     import json, os, signal, sys

@@ -6,7 +6,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios import history
+from sonnet_like.scenarios.run_folder import history
 
 
 class _Scenario:

@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from sonnet_like.core import files
-from sonnet_like.scenarios import folder_lock
-from sonnet_like.scenarios import lease
+from sonnet_like.scenarios.run_folder import folder_lock
+from sonnet_like.scenarios.run_folder import lease
 
 
 def _folder() -> str:

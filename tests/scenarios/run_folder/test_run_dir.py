@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from sonnet_like.scenarios import run_dir
+from sonnet_like.scenarios.run_folder import run_dir
 import tests
 
 ROOT = tests.ROOT
@@ -32,7 +32,7 @@ _HOLDER = textwrap.dedent("""
     print("LOCKED", flush=True)
     time.sleep(float(sys.argv[2]))
     lock.release()
-""").format(path=os.path.join(ROOT, "sonnet_like", "scenarios",
+""").format(path=os.path.join(ROOT, "sonnet_like", "scenarios", "run_folder",
                               "folder_lock.py"))
 
 
@@ -97,7 +97,8 @@ def test_check_folder_refuses_a_read_only_folder():
       except run_dir.FolderError as error:
         print(error)
   """)
-  script = os.path.join(ROOT, "sonnet_like", "scenarios", "run_dir.py")
+  script = os.path.join(ROOT, "sonnet_like", "scenarios", "run_folder",
+                        "run_dir.py")
   python, kwargs = as_nobody()
   os.chmod(folder, 0o555)
   try:

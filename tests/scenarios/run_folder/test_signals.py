@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from sonnet_like.scenarios import signals
+from sonnet_like.scenarios.run_folder import signals
 
 if threading.current_thread() is not threading.main_thread():
   pytest.skip("signal handlers need the main thread", allow_module_level=True)

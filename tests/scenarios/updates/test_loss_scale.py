@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios import loss_scale as loss_scale_lib
+from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
 
 Precision = snt.scenarios.Precision
 
