@@ -1,7 +1,9 @@
 """`dry_run=True`: the life of a run in miniature, before the real one.
 
-A dry run trains `FIRST_STEPS` steps, evaluates, saves, resumes from that
-save for `RESUMED_STEPS` more steps (evaluating and saving again) and
+A dry run trains `FIRST_STEPS` steps (or `accumulate_steps`, if more, so
+that at least one optimizer update is made), evaluates, saves, resumes
+from that save for `RESUMED_STEPS` more steps (evaluating and saving
+again) and
 exports (when the scenario can), all into a temporary folder that is
 deleted afterwards, and prints a one-line verdict. It goes through
 everything the real run goes through (the data and loss checks, tracing,
@@ -15,15 +17,19 @@ user's own code writes (an evaluator's sample images, say) go where that
 code puts them.
 
 A failure is a `DryRunError` naming the stage (building and tracing,
-training, evaluation, saving, resuming, export) and the step, with the
-original error as its cause.
+training, evaluation, saving, resuming, export) and the step, followed by
+the original error's whole message (for an error raised inside the
+compiled step: the message and the innermost line of user code, without
+AutoGraph's traceback), with the original error as its cause.
 """
 
 import contextlib
 import dataclasses
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 import time
 from typing import Any, Iterator
 
@@ -34,7 +40,8 @@ FIRST_STEPS = 2
 RESUMED_STEPS = 1
 
 OK_MESSAGE = (
-    "{owner}: dry run OK in {seconds:.1f} s: {steps} steps, evaluation "
+    "{owner}: dry run OK in {seconds:.1f} s: {steps} steps{updates}, "
+    "evaluation "
     "({metrics}), save, resume at step {first}, {export}; the real run "
     "({num_steps} steps) was not started{untouched}.")
 
@@ -77,10 +84,35 @@ class _Stage(hooks.Hook):
     self.name = "saving" if step >= scenario.num_steps else "training"
 
 
-def _first_line(error: BaseException) -> str:
-  lines = [line for line in str(error).splitlines() if line.strip()]
-  return (f"{type(error).__name__}: {lines[0]}" if lines else
-          type(error).__name__)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in '
+                    r'(?P<function>\S+)')
+
+
+def _message(error: BaseException) -> str:
+  """`Type: message`; for AutoGraph's "in user code:" errors, the message
+  under the frames and the innermost frame, not the frames themselves."""
+  text = str(error).strip()
+  if text.startswith("in user code:"):
+    paragraphs = [part for part in text.split("\n\n") if part.strip()]
+    frames = [_FRAME.match(line) for line in text.splitlines()]
+    frames = [frame for frame in frames if frame]
+    text = textwrap.dedent(paragraphs[-1]).strip()
+    # AutoGraph repeats the type at the start of the last paragraph.
+    text = text.removeprefix(f"{type(error).__name__}: ")
+    if frames:
+      text += (f" (raised in {frames[-1]['function']}, "
+               f"{frames[-1]['file']} line {frames[-1]['line']})")
+  return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _updates(scenario: Any, steps: int) -> str:
+  """Says how many updates the steps made when steps are micro-batches."""
+  every = scenario.accumulate_steps
+  if every == 1:
+    return ""
+  count = steps // every
+  return (f" ({count} optimizer update{'s' if count > 1 else ''}: "
+          f"accumulate_steps={every})")
 
 
 def _metrics(history: Any) -> str:
@@ -127,9 +159,11 @@ def run(scenario: Any, can_export: bool) -> Any:
   loop, saving = scenario.loop, scenario.checkpointing
   folder = tempfile.mkdtemp(prefix=f"{owner}-dry-run-")
   stage, started = _Stage(), time.perf_counter()
-  steps = FIRST_STEPS + RESUMED_STEPS
+  # With accumulation a step is a micro-batch: train up to an update.
+  first = max(FIRST_STEPS, scenario.accumulate_steps)
+  steps = first + RESUMED_STEPS
   scenario.loop = dataclasses.replace(
-      loop, num_steps=FIRST_STEPS, eval_every=None, log_every=1,
+      loop, num_steps=first, eval_every=None, log_every=1,
       profile_steps=None, dry_run=False, progress=False,
       catch_signals=False, hooks=loop.hooks + (stage,))
   scenario.checkpointing = dataclasses.replace(
@@ -147,7 +181,7 @@ def run(scenario: Any, can_export: bool) -> Any:
   except Exception as error:  # Named, with the original as the cause.  # pylint: disable=broad-except
     raise DryRunError(FAILED_MESSAGE.format(
         owner=owner, stage=stage.name, step=scenario.step, steps=steps,
-        error=_first_line(error))) from error
+        error=_message(error))) from error
   finally:
     scenario.loop, scenario.checkpointing = loop, saving
     shutil.rmtree(folder, ignore_errors=True)
@@ -157,7 +191,8 @@ def run(scenario: Any, can_export: bool) -> Any:
                "untouched" if real else "")
   verdict = OK_MESSAGE.format(
       owner=owner, seconds=time.perf_counter() - started, steps=steps,
-      metrics=_metrics(history), first=FIRST_STEPS,
+      updates=_updates(scenario, steps), metrics=_metrics(history),
+      first=first,
       export="export" if can_export else "no export (export() not defined)",
       num_steps=loop.num_steps, untouched=untouched)
   if scenario.is_chief:

@@ -79,6 +79,40 @@ def test_a_mistake_met_at_the_first_evaluation_is_found_after_2_steps(
   assert os.listdir(tmp_path) == []
 
 
+def test_with_accumulation_the_dry_run_trains_up_to_an_update(capfd):
+  # 3 micro-batches of accumulate_steps=4 would never update the weights.
+  model = snt.Linear(2)
+  train = snt.scenarios.Supervised(num_steps=100, batch_size=16,
+                                   dry_run=True, progress=False,
+                                   accumulate_steps=4)
+  model(tf.zeros([1, 3]))
+  before = model.w.numpy().copy()
+  train(model, snt.optimizers.SGD(0.1), _loss, _data(), eval_data=_data())
+  assert not np.array_equal(model.w.numpy(), before)
+  assert train.step == 5
+  verdict = capfd.readouterr().err
+  assert ("dry run OK in " in verdict and " 5 steps (1 optimizer update: "
+          "accumulate_steps=4), evaluation " in verdict and
+          "resume at step 4," in verdict)
+
+
+def test_an_error_inside_the_step_is_given_whole_in_the_verdict():
+  def bad_metric(outputs, labels):  # 32 values cannot be cut into 3 rows.
+    del labels
+    return tf.reshape(outputs, [3, -1])
+
+  train = snt.scenarios.Supervised(num_steps=100, batch_size=16,
+                                   dry_run=True, progress=False)
+  with pytest.raises(snt.scenarios.DryRunError) as caught:
+    train(snt.Linear(2), snt.optimizers.SGD(0.1), _loss, _data(),
+          metrics={"bad": bad_metric})
+  verdict = str(caught.value)
+  assert verdict.startswith("Supervised: dry run FAILED at training (after "
+                            "0 of 3 steps): ValueError: ")
+  assert "evenly divisible by 3" in verdict, verdict  # The cause itself.
+  assert "in user code" not in verdict and "\n" not in verdict
+
+
 def test_dry_run_must_be_a_bool():
   with pytest.raises(TypeError, match="^GAN: dry_run must be True or False, "
                      "got 'yes'"):
