@@ -13,6 +13,7 @@ from sonnet_like.scenarios.gan import evaluation as gan_eval
 from sonnet_like.scenarios.gan import losses as gan_losses
 from sonnet_like.scenarios.gan.scenario import GAN
 from sonnet_like.scenarios.run_folder.history import History
+from sonnet_like.scenarios.run_folder.history import plot
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
 from sonnet_like.scenarios.compiled.precision import Precision
@@ -50,5 +51,6 @@ __all__ = [
     "TensorBoard",
     "gan_eval",
     "gan_losses",
+    "plot",
     "schedules",
 ]

@@ -23,9 +23,19 @@ DAMAGED_ERROR = (
     "the run then resumes at step {step} with the history of the steps "
     "after it only.")
 
+DAMAGED_LOAD_ERROR = (
+    "History.load: the history file {path} is damaged ({error}). Run the "
+    "scenario again with the same save_dir: it rebuilds the file from the "
+    "copy in its newest checkpoint.")
+
 REBUILT_MESSAGE = (
     "{owner}: the history file {path} is damaged ({error}); moved it to "
     "{moved} and rebuilt the history from the checkpoint.")
+
+
+NO_HISTORY_ERROR = (
+    "History.load: {path} does not exist. Give the save_dir of a run: its "
+    "history.json is written with the run's first checkpoint.")
 
 
 class HistoryFileError(ValueError):
@@ -95,22 +105,36 @@ class History(hooks.Hook):
                        "with 'train' and 'eval' tables)")
     return saved
 
-  def load(self, directory: str, up_to_step: int) -> None:
-    """Reads a saved history, dropping entries after `up_to_step`.
+  @classmethod
+  def load(cls, save_dir: str, up_to_step: int | None = None) -> "History":
+    """The history of the run in `save_dir`, finished or still running.
+
+    A running run's `history.json` is rewritten with each checkpoint, so
+    it holds the records up to the last save.
+
+    Args:
+      save_dir: The run's folder (the scenario's `save_dir`).
+      up_to_step: Drop the records after this step (default: keep all).
+
+    Returns:
+      A new `History`; `plot` draws it.
 
     Raises:
-      HistoryFileError: naming the file if it is damaged.
+      FileNotFoundError: `save_dir` holds no `history.json`.
+      HistoryFileError: `history.json` is damaged.
     """
-    path = files.join(directory, self.FILE)
+    path = files.join(save_dir, cls.FILE)
     if not files.exists(path):
-      return
+      raise FileNotFoundError(NO_HISTORY_ERROR.format(path=path))
     try:
-      saved = self.read(path)
+      saved = cls.read(path)
     except ValueError as error:
-      raise HistoryFileError(DAMAGED_ERROR.format(
-          owner="History", path=path, error=_cause(error),
-          step=up_to_step)) from error
-    self.from_dict(saved, up_to_step)
+      raise HistoryFileError(DAMAGED_LOAD_ERROR.format(
+          path=path, error=_cause(error))) from error
+    history = cls()
+    history.from_dict(saved, float("inf") if up_to_step is None
+                      else up_to_step)
+    return history
 
   def resume(self, directory: str, up_to_step: int, owner: str,
              in_checkpoint: dict[str, Any] | None,
@@ -172,6 +196,31 @@ class History(hooks.Hook):
     last = {k: v[-1] for k, v in self.eval.items()} if self.eval else {}
     return (f"History(train_records={len(self.train.get('step', []))}, "
             f"last_eval={last}, stop_reason={self.stop_reason!r})")
+
+
+def plot(save_dir: str, path: str | None = None,
+         title: str | None = None) -> str:
+  """Draws the learning curves of the run in `save_dir` into a PNG.
+
+  The run may be finished or still running (`History.load`). One panel per
+  kind of quantity: losses, each metric (train and eval together),
+  learning rates, throughput; eval points are marked. Needs matplotlib
+  (the `examples` extra).
+
+  Args:
+    save_dir: The run's folder.
+    path: The PNG to write; default `save_dir/learning_curves.png`.
+    title: Above the figure; default the folder's name.
+
+  Returns:
+    The PNG's path.
+  """
+  history = History.load(save_dir)
+  if path is None:
+    path = files.join(save_dir, "learning_curves.png")
+  if title is None:
+    title = files.normalized(save_dir).rstrip("/").rsplit("/", 1)[-1]
+  return history.plot(path, title)
 
 
 def _cause(error: Exception) -> str:

@@ -22,17 +22,18 @@ def test_records_every_log_every_and_the_last_step(tmp_path):
   assert h.eval == {"step": [20], "accuracy": [0.5]}
   h.stop_reason = "done"
   h.save(str(tmp_path))
-  loaded = history.History()
-  loaded.load(str(tmp_path), up_to_step=20)
+  loaded = history.History.load(str(tmp_path), up_to_step=20)
   assert loaded.train == {"step": [10, 20], "loss": [1.0, 2.0]}
   assert loaded.eval == h.eval and loaded.stop_reason == "done"
   assert "last_eval={'step': 20, 'accuracy': 0.5}" in repr(loaded)
+  assert history.History.load(str(tmp_path)).train == h.train  # All of it.
 
 
-def test_load_without_file_keeps_it_empty(tmp_path):
-  h = history.History()
-  h.load(str(tmp_path), up_to_step=5)
-  assert h.to_dict() == {"train": {}, "eval": {}, "stop_reason": ""}
+def test_load_without_file_names_it(tmp_path):
+  with pytest.raises(FileNotFoundError, match=(
+      f"^History.load: {tmp_path / 'history.json'} does not exist. Give the "
+      "save_dir of a run")):
+    history.History.load(str(tmp_path))
 
 
 def test_save_is_atomic_and_leaves_no_temp_file(tmp_path):
@@ -51,17 +52,17 @@ def test_a_damaged_file_is_an_error_naming_it(tmp_path):
   (tmp_path / "history.json").write_text('{"train": {"step": [1, 2')
   h = history.History()
   with pytest.raises(history.HistoryFileError) as error:
-    h.load(str(tmp_path), up_to_step=5)
+    history.History.load(str(tmp_path))
   message = str(error.value)
-  assert f"the history file {tmp_path / 'history.json'} is damaged (" in (
-      message)
-  assert "Expecting" in message and "move it aside" in message
+  assert message.startswith(f"History.load: the history file "
+                            f"{tmp_path / 'history.json'} is damaged (")
+  assert "Expecting" in message and "rebuilds the file" in message
   with pytest.raises(history.HistoryFileError, match="Supervised: the "
                      "history file"):
     h.resume(str(tmp_path), 5, "Supervised", in_checkpoint=None)
   (tmp_path / "history.json").write_text("[1, 2]")
   with pytest.raises(history.HistoryFileError, match="not a saved History"):
-    h.load(str(tmp_path), up_to_step=5)
+    history.History.load(str(tmp_path))
 
 
 def test_resume_prefers_the_checkpoint_copy_and_keeps_the_stop_reason(
