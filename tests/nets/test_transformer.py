@@ -32,10 +32,10 @@ def test_pre_norm_blocks_with_residuals():
 def test_causal_outputs_ignore_the_future(causal):
   net = snt.nets.Transformer(1, 2, 8, causal=causal)
   x = _x()
-  changed = tf.concat([x[:, :3], x[:, 3:] + 1.], axis=1)
+  changed = tf.concat([x[:, :3], _x((2, 3, 8), seed=1)], axis=1)
   difference = np.abs(net(x) - net(changed))
-  assert (difference[:, :3].max() < 1e-6) == causal
-  assert difference[:, 3:].min() > 0
+  assert (difference[:, :3].max() < 1e-5) == causal
+  assert difference[:, 3:].min() > 1e-3
 
 
 def test_remat_and_chunks_change_memory_not_results():

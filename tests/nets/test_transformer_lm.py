@@ -7,45 +7,50 @@ import tensorflow as tf
 import sonnet_like as snt
 
 
-def _lm(position="rotary"):
+def _lm(position="rotary", num_layers=2):
   tf.random.set_seed(3)
-  return snt.nets.TransformerLM(13, 2, 4, 16, num_kv_heads=2,
+  return snt.nets.TransformerLM(13, num_layers, 4, 16, num_kv_heads=2,
                                 position=position, max_length=70, norm="rms")
 
 
 def _recomputed(lm, prompt, num_tokens):
-  """Greedy decoding that runs the whole prefix at every token."""
-  step = tf.function(lambda s: lm(s), input_signature=[  # pylint: disable=unnecessary-lambda
-      tf.TensorSpec([prompt.shape[0], None], tf.int32)])
+  """Greedy decoding that runs the whole prefix at every token (eagerly)."""
   sequence = prompt
   for _ in range(num_tokens):
-    token = tf.argmax(step(sequence)[:, -1], -1, output_type=tf.int32)
+    token = tf.argmax(lm(sequence)[:, -1], -1, output_type=tf.int32)
     sequence = tf.concat([sequence, token[:, None]], axis=1)
   return sequence[:, prompt.shape[1]:].numpy()
 
 
-@pytest.mark.parametrize("position", ["rotary", "learned"])
-def test_cached_greedy_tokens_equal_recomputation(position):
-  lm = _lm(position)
+def test_cached_greedy_tokens_equal_recomputation():
+  lm = _lm("rotary", num_layers=2)
   prompt = tf.constant([[1, 2, 3, 4], [5, 6, 7, 8]])
-  sample = tf.function(lambda p: lm.sample(p, 64, temperature=0.))
-  cached = sample(prompt).numpy()
+  cached = tf.function(lambda p: lm.sample(p, 64, temperature=0.))(prompt)
   expected = _recomputed(lm, prompt, 64)
   np.testing.assert_array_equal(cached, expected)
   assert len(np.unique(expected)) > 3       # Not a constant sequence.
 
 
-def test_sampling_is_seeded_and_top_k_limited():
-  lm = _lm()
-  prompt = tf.constant([[1, 2, 3]])
-  sample = tf.function(lambda p, seed, top_k, cache: lm.sample(
-      p, 6, temperature=1., top_k=top_k, seed=seed, use_cache=cache))
-  first = sample(prompt, 7, 4, True).numpy()
-  np.testing.assert_array_equal(sample(prompt, 7, 4, True), first)
-  np.testing.assert_array_equal(sample(prompt, 7, 4, False), first)
-  assert not np.array_equal(sample(prompt, 8, 4, True), first)
-  greedy = lm.sample(prompt, 6, temperature=0.)
-  np.testing.assert_array_equal(sample(prompt, 9, 1, True), greedy)
+def test_learned_positions_cached_equal_recomputed_and_seeded():
+  lm = _lm("learned", num_layers=1)
+  prompt = tf.constant([[1, 2, 3], [4, 5, 6]])
+
+  @tf.function
+  def both(seed):  # Greedy, then sampled among the 4 most likely.
+    return [lm.sample(prompt, 64, temperature=t, top_k=k, seed=seed,
+                      use_cache=cache)
+            for t, k in ((0., None), (1., 4)) for cache in (True, False)]
+
+  greedy, greedy_recomputed, sampled, sampled_recomputed = both(
+      tf.constant([7, 0]))
+  np.testing.assert_array_equal(greedy, greedy_recomputed)
+  np.testing.assert_array_equal(sampled, sampled_recomputed)
+  assert not np.array_equal(sampled, greedy)
+  np.testing.assert_array_equal(both(tf.constant([7, 0]))[2], sampled)
+  assert not np.array_equal(both(tf.constant([8, 0]))[2], sampled)
+  top_1 = lm.sample(prompt[:, :2], 3, top_k=1, seed=5)
+  np.testing.assert_array_equal(top_1, lm.sample(prompt[:, :2], 3,
+                                                 temperature=0.))
 
 
 def test_too_many_tokens_are_named():
