@@ -122,11 +122,12 @@ def check_built_dtype(module: Any, inputs: tf.Tensor,
 @autograph.as_written
 def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
                min_rank: int | None = None, layout: str = "",
-               built: bool = False) -> None:
+               built: bool = False, advice: str = "") -> None:
   """Checks the static rank; `layout` (e.g. "[N, H, W, C]") is shown.
 
   `built=True` says `rank` is the rank the module was built for (the
-  message then says that it cannot change, as Sonnet's does).
+  message then says that it cannot change, as Sonnet's does). `advice`,
+  if given, ends the message (how to fix the usual cause).
   """
   actual = inputs.shape.rank
   if actual is None:
@@ -139,14 +140,13 @@ def check_rank(module: Any, inputs: tf.Tensor, *, rank: int | None = None,
     wanted = f">= {min_rank}"
   else:
     return
-  # The second sentence is Sonnet's wording for the same mistake.
-  sonnet_phrase = (
-      f"The rank of the inputs cannot change between calls (built for rank "
-      f"{rank})." if built else f"Shape {_shape(inputs)} must have rank "
-      f"{wanted}.")
+  # "must have rank N" is Sonnet's wording for the same mistake.
+  reason = (f" The rank of the inputs cannot change between calls (built "
+            f"for rank {rank})." if built else "")
   raise InputShapeError(
       f"{describe(module)} expects {expected}, got shape {_shape(inputs)} "
-      f"(rank {actual}). {sonnet_phrase}")
+      f"(rank {actual}; it must have rank {wanted}).{reason}"
+      f"{' ' + advice if advice else ''}")
 
 
 # Sonnet 2's wording for the same mistake, kept in ours (code matches it).

@@ -107,10 +107,24 @@ def layout(data_format: str) -> str:
   return "[" + ", ".join(data_format) + "]"
 
 
+def missing_channel_advice(inputs: tf.Tensor, n: int,
+                           data_format: str) -> str:
+  """How to add a channel axis to an input one axis short (else "")."""
+  if inputs.shape.rank != n + 1:
+    return ""
+  channels_first = data_format.startswith("NC")
+  index = "x[:, None]" if channels_first else "x[..., None]"
+  dims = inputs.shape.as_list()
+  shape = [dims[0], 1, *dims[1:]] if channels_first else [*dims, 1]
+  return (f"If it has one channel, add the channel axis: {index} has shape "
+          f"{tuple(shape)}.")
+
+
 def check_build_input(module: Any, inputs: tf.Tensor, n: int,
                       data_format: str) -> None:
   """Rank `n + 2` and a dtype TensorFlow's convolutions support."""
-  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format))
+  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format),
+                    advice=missing_channel_advice(inputs, n, data_format))
   dtype = tf.as_dtype(inputs.dtype)
   if dtype not in SUPPORTED_DTYPES:
     raise checks.InputDTypeError(
@@ -122,7 +136,8 @@ def check_build_input(module: Any, inputs: tf.Tensor, n: int,
 def check_call_input(module: Any, inputs: tf.Tensor, n: int, data_format: str,
                      built_dtype: tf.DType, input_channels: int) -> tf.Tensor:
   """Rank, dtype and channel count against what `module` was built for."""
-  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format))
+  checks.check_rank(module, inputs, rank=n + 2, layout=layout(data_format),
+                    advice=missing_channel_advice(inputs, n, data_format))
   checks.check_built_dtype(module, inputs, built_dtype)
   axis = 1 if data_format.startswith("NC") else -1
   return checks.check_dim(module, inputs, axis, input_channels,

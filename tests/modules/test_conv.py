@@ -308,6 +308,20 @@ def test_wrong_rank(shape):
     module(tf.zeros(shape))
 
 
+@pytest.mark.parametrize("data_format, fix, shape", [
+    ("NHWC", "x[..., None]", "(5, 8, 8, 1)"),
+    ("NCHW", "x[:, None]", "(5, 1, 8, 8)")])
+def test_images_without_a_channel_axis_get_the_fix(data_format, fix, shape):
+  module = snt.Conv2D(4, 3, data_format=data_format, name="c")
+  with pytest.raises(ValueError) as caught:
+    module(tf.zeros([5, 8, 8]))
+  message = str(caught.value)
+  assert message.count("(5, 8, 8)") == 1, message  # The shape, said once.
+  assert message.endswith(f"(rank 3; it must have rank 4). If it has one "
+                          f"channel, add the channel axis: {fix} has shape "
+                          f"{shape}."), message
+
+
 def test_wrong_rank_after_build():
   module = snt.Conv1D(4, 3, name="r1")
   module(tf.zeros([1, 5, 3]))

@@ -221,6 +221,16 @@ def test_bad_input_names_the_module():
     train(model, keras.optimizers.SGD(0.1), _loss, (x, y))
 
 
+def test_a_rank_error_shows_the_users_batch_not_a_probe():
+  images = np.zeros([32, 8, 8], np.float32)  # No channel axis.
+  train = snt.scenarios.Supervised(num_steps=1, batch_size=16,
+                                   progress=False)
+  with pytest.raises(ValueError, match=r"got shape \(16, 8, 8\) .* "
+                     r"x\[\.\.\., None\] has shape \(16, 8, 8, 1\)\.$"):
+    train(snt.Sequential([snt.Conv2D(2, 3), snt.Flatten(), snt.Linear(2)]),
+          keras.optimizers.SGD(0.1), _loss, (images, np.zeros([32], np.int32)))
+
+
 def test_optional_is_training_follows_the_model():
   x, y = _data(n=32)
   for dropout_rate in (None, 0.5):
