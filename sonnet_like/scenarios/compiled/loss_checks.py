@@ -1,9 +1,9 @@
 """The loss tried once on the first batch, before anything is traced.
 
 A mistake that reaches the loss (one-hot targets under a sparse loss, too
-few output units for the labels, logits given to a loss that takes
-probabilities, a scalar loss of outputs and targets that broadcast to
-`[B, B]`) would otherwise be a Keras or TensorFlow error from deep inside
+few output units for the labels, class ids under a regression loss, logits
+given to a loss that takes probabilities, a scalar loss of outputs and
+targets that broadcast to `[B, B]`) would otherwise be a Keras or TensorFlow error from deep inside
 the traced step, or no error at all and a wrong result. `check_loss` calls
 the loss eagerly on the first batch's outputs and targets and turns each
 into one sentence naming the scenario, what was expected and the fix:
@@ -18,6 +18,7 @@ into one sentence naming the scenario, what was expected and the fix:
     ValueError: Supervised: loss_fn 'sparse_categorical_crossentropy' takes probabilities (from_logits=False), but the model's outputs on the first batch are not (values down to -2, rows summing to -1.6 to 1.5): they look like logits. Pass keras.losses.SparseCategoricalCrossentropy(from_logits=True), or end the model with a softmax.
 """
 
+import re
 import warnings
 from typing import Any
 
@@ -52,9 +53,24 @@ SCALAR_BROADCAST_WARNING = (
     "(tf.squeeze(outputs, -1) or targets[:, None]), or return one loss per "
     "example.")
 
+CLASS_IDS_FIX = (
+    "the targets are class ids ({targets}) and the outputs hold {units} "
+    "values per example ({outputs}). For classification use a sparse "
+    "categorical loss (keras.losses.SparseCategoricalCrossentropy("
+    "from_logits=True)), or give one-hot targets (tf.one_hot(targets, "
+    "{units})).")
+
+CLASS_IDS_ERROR = (
+    "{owner}: {argument} {name}compares outputs and targets value by value, "
+    "but " + CLASS_IDS_FIX)
+
 FAILED_ERROR = (
     "{owner}: {argument} failed on the first batch of {data} (outputs "
     "{outputs}, targets {targets}): {error}")
+
+CLASS_IDS_FAILED_ERROR = (
+    "{owner}: {argument} failed on the first batch of {data} ({error}): " +
+    CLASS_IDS_FIX)
 
 # Keras losses whose inputs can be checked, by class and function name:
 # (kind, the class to name in a fix).
@@ -67,6 +83,12 @@ _KNOWN = {
     "BinaryCrossentropy": ("binary", "BinaryCrossentropy"),
     "binary_crossentropy": ("binary", "BinaryCrossentropy"),
 }
+# Keras' regression losses (value by value), by class and function name.
+_KNOWN.update({name: ("regression", name) for name in (
+    "MeanSquaredError", "MeanAbsoluteError", "Huber", "LogCosh",
+    "MeanSquaredLogarithmicError", "MeanAbsolutePercentageError",
+    "mean_squared_error", "mean_absolute_error", "huber", "log_cosh",
+    "mean_squared_logarithmic_error", "mean_absolute_percentage_error")})
 
 
 def first_batch(data: data_lib.Data, spec: Any, batch_size: int) -> Any:
@@ -151,6 +173,30 @@ def _check_units(owner: str, argument: str, outputs: tf.Tensor,
     raise ValueError(TOO_FEW_UNITS_ERROR.format(
         owner=owner, units=units, s="" if units == 1 else "s", top=top,
         argument=argument, classes=top + 1))
+
+
+def _class_ids(outputs: tf.Tensor, targets: tf.Tensor) -> bool:
+  """Integer targets one rank below outputs with several values each."""
+  return (targets.dtype.is_integer and outputs.shape.rank is not None and
+          targets.shape.rank == outputs.shape.rank - 1 and
+          (outputs.shape[-1] or 0) > 1)
+
+
+def _runs(per_example: Any, outputs: tf.Tensor, targets: tf.Tensor) -> bool:
+  """Whether the loss runs on these targets (one-hot ones: the fix)."""
+  try:
+    per_example(outputs, targets)
+  except (ValueError, TypeError, tf.errors.OpError):
+    return False
+  return True
+
+
+def _first_line(error: BaseException) -> str:
+  """The error's first line without an eager op's node prefix and suffix."""
+  lines = str(error).strip().splitlines()
+  line = re.sub(r"^\{\{function_node [^}]*\}\}\s*", "", lines[0] if lines
+                else "")
+  return re.sub(r"\s*name:\s*$", "", line)
 
 
 def _check_probabilities(owner: str, argument: str, known: tuple,
@@ -249,7 +295,14 @@ def check_loss(owner: str, loss_fn: Any, outputs: Any, targets: Any,
     kind, _, from_logits, _ = known
     if kind == "sparse":
       _check_sparse(owner, argument, outputs, targets)
-    if not from_logits and outputs.dtype.is_floating:
+    if kind == "regression":  # Silent when the batch equals the classes.
+      if _class_ids(outputs, targets):
+        _check_units(owner, argument, outputs, targets, always=False)
+        raise ValueError(CLASS_IDS_ERROR.format(
+            owner=owner, argument=argument, name=known[3],
+            targets=_spec(targets), units=outputs.shape[-1],
+            outputs=_spec(outputs)))
+    elif not from_logits and outputs.dtype.is_floating:
       _check_probabilities(owner, argument, known, outputs)
   per_example = losses_lib.as_per_example(owner, argument, loss_fn)
   try:
@@ -258,14 +311,19 @@ def check_loss(owner: str, loss_fn: Any, outputs: Any, targets: Any,
   except (ValueError, TypeError, tf.errors.OpError) as error:
     if str(error).startswith(f"{owner}: "):
       raise  # Already one of ours.
+    text = f"{type(error).__name__}: {_first_line(error)}"
     if single:
       _check_units(owner, argument, outputs, targets, always=False)
-    text = str(error).strip().splitlines()
+      if _class_ids(outputs, targets) and _runs(per_example, outputs, (
+          tf.one_hot(targets, outputs.shape[-1], dtype=outputs.dtype))):
+        raise ValueError(CLASS_IDS_FAILED_ERROR.format(
+            owner=owner, argument=argument, data=data, error=text,
+            targets=_spec(targets), units=outputs.shape[-1],
+            outputs=_spec(outputs))) from error
     kind = TypeError if isinstance(error, TypeError) else ValueError
     raise kind(FAILED_ERROR.format(
         owner=owner, argument=argument, data=data, outputs=_describe(outputs),
-        targets=_describe(targets),
-        error=f"{type(error).__name__}: {text[0] if text else ''}")) from error
+        targets=_describe(targets), error=text)) from error
   if single and known is None and tf.convert_to_tensor(value).shape.rank == 0:
     _warn_scalar_broadcast(owner, argument, per_example, outputs, targets)
 

@@ -136,6 +136,33 @@ def test_an_error_that_escapes_the_loss_is_wrapped_with_its_cause():
   assert isinstance(caught.value.__cause__, tf.errors.InvalidArgumentError)
 
 
+_IDS_FIX = (
+    "the targets are class ids (int32[32]) and the outputs hold 10 values per "
+    "example (float32[32, 10]). For classification use a sparse categorical "
+    "loss (keras.losses.SparseCategoricalCrossentropy(from_logits=True)), or "
+    "give one-hot targets (tf.one_hot(targets, 10)).")
+
+
+def _squared_error(outputs, targets):  # Fails: [32, 10] - [32].
+  return tf.reduce_mean((outputs - tf.cast(targets, tf.float32)) ** 2, -1)
+
+
+@pytest.mark.parametrize("loss, start", [
+    ("mse", "loss_fn 'mean_squared_error' compares outputs and targets value "
+     "by value, but "),
+    (keras.losses.MeanSquaredError(), "loss_fn compares outputs and targets "
+     "value by value, but "),
+    (_squared_error, "loss_fn failed on the first batch of train_data "
+     "(InvalidArgumentError: Incompatible shapes: [32,10] vs. [32] "
+     "[Op:Sub]): ")], ids=["name", "object", "function"])
+def test_class_ids_under_a_regression_loss_get_the_fix(loss, start):
+  outputs = tf.zeros([32, 10])
+  with pytest.raises(ValueError, match=_exactly(
+      f"Supervised: {start}{_IDS_FIX}")):
+    loss_checks.check_loss("Supervised", loss, outputs,
+                           tf.constant(LABELS[:32]))
+
+
 def test_the_check_runs_once_per_run_and_never_in_the_compiled_step():
   eager_calls, traced_calls = [], []
 
