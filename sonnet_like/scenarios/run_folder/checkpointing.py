@@ -37,6 +37,7 @@ from sonnet_like.core import files
 from sonnet_like.scenarios.run_folder import background_save
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.run_folder import run_dir
+from sonnet_like.scenarios.run_folder import snapshot
 
 CHECKPOINT_NAME = "ckpt"
 INDEX_FILE = "checkpoint"
@@ -353,10 +354,11 @@ class Checkpointer:
     history: A `History` to keep inside every checkpoint and to load on
       restore.
     say: Where messages go (default: the chief's stderr).
-    async_save: The chief's saves write to memory and return; a thread
-      copies them into `directory` while training goes on
-      (`background_save.BackgroundWriter`). `wait()` and `close()` wait
-      for the copy.
+    async_save: A save takes a snapshot of the state in memory and
+      returns; the chief's thread writes it into `directory` while
+      training goes on (`background_save.BackgroundWriter`), the other
+      workers of a cluster write nothing. `wait()` and `close()` wait for
+      the write.
   """
 
   def __init__(self, directory: str, trackables: dict[str, Any],
@@ -369,9 +371,9 @@ class Checkpointer:
     self.directory, self.owner, self.restart = directory, owner, restart
     self.max_to_keep = max_to_keep
     self.chief = is_chief(strategy)
-    # Other workers save into a scratch folder deleted at once: in place.
-    self.async_save = async_save and self.chief
+    self.async_save = async_save
     self._writer: background_save.BackgroundWriter | None = None
+    self._taken: str | None = None  # Another worker's last async save.
     self._strategy = strategy or tf.distribute.get_strategy()
     self._say = say or self._print
     self.history = history
@@ -510,17 +512,34 @@ class Checkpointer:
         owner=self.owner, index=index, what=what,
         moved=f" (the damaged one is in {moved})" if damaged_index else ""))
 
-  def save(self, step: int) -> str:
-    """Saves as `ckpt-<step>` and returns the chief's path."""
+  def save(self, step: int, after: dict[str, str] | None = None) -> str:
+    """Saves as `ckpt-<step>` and returns the chief's path.
+
+    Args:
+      step: The step saved (names the checkpoint).
+      after: Files (name: text) the chief writes atomically into the
+        folder once the checkpoint is in (`history.json`).
+
+    Raises:
+      background_save.BackgroundSaveError: the previous background write
+        failed (with `async_save`); it names that step.
+    """
+    if self.async_save and not self.chief:
+      # Reading the state may take part in collectives; nothing is written.
+      snapshot.take(self.checkpoint)
+      self._taken = files.join(self.directory, f"{CHECKPOINT_NAME}-{step}")
+      return self._taken
     if self.async_save:
       if self._writer is None:  # After restore, which may mend the index.
         self._writer = background_save.BackgroundWriter(
-            self.checkpoint, self.directory, self.max_to_keep)
-      return self._writer.save(step)
+            self.checkpoint, self.directory, self.max_to_keep, self.owner)
+      return self._writer.save(step, after)
     path = self.manager.save(checkpoint_number=step)
     if not self.chief:
       files.rmtree(self._write_dir)
       return files.join(self.directory, os.path.basename(path))
+    for name, text in (after or {}).items():
+      files.write_atomic(files.join(self.directory, name), text)
     return path
 
   @property
@@ -528,6 +547,8 @@ class Checkpointer:
     """The newest checkpoint saved (its copy may still be under way)."""
     if self._writer is not None:
       return self._writer.latest
+    if self._taken is not None:
+      return self._taken
     return self.manager.latest_checkpoint
 
   def wait(self) -> None:

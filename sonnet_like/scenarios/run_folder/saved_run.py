@@ -10,6 +10,7 @@ checkpoint with `history.json`.
 """
 
 import contextlib
+import json
 from typing import Any
 
 from sonnet_like.core import files
@@ -101,21 +102,23 @@ class SavedRun:
     return self.checkpointer.latest
 
   def save(self, step: int) -> str | None:
-    """Saves the checkpoint of `step` and the history; the path."""
+    """Saves the checkpoint of `step`, then the history of `step` (in the
+    background with `async_save`); the checkpoint's path."""
     if self.checkpointer is None:
       return None
-    path = self.checkpointer.save(step)
-    if self.scenario.is_chief:
-      self.history.save(self.settings.save_dir)
-    return path
+    return self.checkpointer.save(step, after={
+        history_lib.History.FILE: json.dumps(self.history.to_dict())})
 
   def finish(self, step: int, reason: str) -> None:
-    """Records why the run ended and saves its last state (once)."""
+    """Records why the run ended, saves its last state (once) and waits
+    for it to be written (an `async_save` error is raised here)."""
     self.history.stop_reason = reason
     if self.checkpointer is None:
       return
     latest = self.latest
-    if not latest or not latest.endswith(f"-{step}"):
+    saving = not latest or not latest.endswith(f"-{step}")
+    if saving:  # The history, with the reason, follows the checkpoint.
       self.save(step)
-    elif self.scenario.is_chief:
+    self.checkpointer.wait()
+    if not saving and self.scenario.is_chief:
       self.history.save(self.settings.save_dir)
