@@ -1,4 +1,5 @@
-"""Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`, `[docs]`)."""
+"""Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`,
+`[mlflow]`, `[docs]`)."""
 
 import pathlib
 import re
@@ -34,9 +35,13 @@ setuptools.setup(
     ],
     extras_require={
         # Sphinx: tests/test_docs.py checks the docs' reference extension.
+        # mlflow: the MLflowLogger is tested against a real local store.
         "test": ["pytest", "pytest-xdist", "scikit-learn", "matplotlib",
-                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2"],
-        "examples": ["scikit-learn", "matplotlib", "gymnasium"],
+                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2", "mlflow"],
+        # tensorboard: views the logs the examples write (`--logdir`).
+        "examples": ["scikit-learn", "matplotlib", "gymnasium", "tensorboard"],
+        # snt.scenarios.MLflowLogger.
+        "mlflow": ["mlflow"],
         "rl": ["gymnasium"],
         # s3:// save_dirs: tensorflow-io registers the file system.
         "s3": ["tensorflow-io"],

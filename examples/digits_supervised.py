@@ -22,6 +22,7 @@ over the first 5% of the steps, then decays it (docs/guides/training.md).
 """
 
 import argparse
+import importlib.util
 import os
 import sys
 
@@ -138,7 +139,11 @@ def main(argv=None) -> float:
         f"{metrics['loss']:.4f} after {train.step} steps "
         f"({len(y_test)} held-out digits).")
   print(f"Checkpoints:     {args.save_dir}/ckpt-*")
-  print(f"TensorBoard:     tensorboard --logdir {args.save_dir}/logs")
+  if importlib.util.find_spec("tensorboard"):  # The examples extra has it.
+    print(f"TensorBoard:     tensorboard --logdir {args.save_dir}/logs")
+  else:
+    print(f"TensorBoard:     {args.save_dir}/logs (to view: pip install "
+          "tensorboard)")
   print(f"Learning curves: {png}")
   print(f"Export:          {export_dir} (tf.saved_model.load, no "
         "sonnet_like needed)")

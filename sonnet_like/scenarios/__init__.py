@@ -14,6 +14,10 @@ from sonnet_like.scenarios.gan import losses as gan_losses
 from sonnet_like.scenarios.gan.scenario import GAN
 from sonnet_like.scenarios.run_folder.history import History
 from sonnet_like.scenarios.run_folder.history import plot
+from sonnet_like.scenarios.run_folder.load import load_weights
+from sonnet_like.scenarios.reporting.csv_logger import CSVLogger
+from sonnet_like.scenarios.reporting.logger import Logger
+from sonnet_like.scenarios.reporting.mlflow_logger import MLflowLogger
 from sonnet_like.scenarios.hooks import EarlyStopping
 from sonnet_like.scenarios.hooks import Hook
 from sonnet_like.scenarios.compiled.precision import Precision
@@ -30,6 +34,7 @@ from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.reporting.tensorboard import TensorBoard
 
 __all__ = [
+    "CSVLogger",
     "Checkpointer",
     "DQN",
     "DryRunError",
@@ -37,6 +42,8 @@ __all__ = [
     "GAN",
     "History",
     "Hook",
+    "Logger",
+    "MLflowLogger",
     "NonFiniteError",
     "PPO",
     "Precision",
@@ -51,6 +58,7 @@ __all__ = [
     "TensorBoard",
     "gan_eval",
     "gan_losses",
+    "load_weights",
     "plot",
     "schedules",
 ]

@@ -79,6 +79,12 @@ def log_scale(series: list[Series]) -> bool:
       max(values) / min(values) >= _LOG_SPAN)
 
 
+def _flat_and_positive(series: list[Series]) -> bool:
+  values = [v for s in series for v in s.values if math.isfinite(v)]
+  return bool(values) and min(values) > 0 and (
+      max(values) - min(values) <= 0.01 * max(values))
+
+
 def _label(series: Series, both_kinds: bool) -> str:
   """"train loss" and "eval loss" where a panel has both, else the name
   ("eval" kept for eval values)."""
@@ -122,6 +128,8 @@ def plot(history: Any, path: str, title: str | None = None) -> str:
       ax.plot(s.steps, s.values, label=_label(s, both_kinds), **style)
     if log_scale(series):
       ax.set_yscale("log")
+    elif _flat_and_positive(series):  # A constant rate: from 0, not +-4%.
+      ax.set_ylim(0, 1.2 * max(v for s in series for v in s.values))
     ax.set_title(panel.replace("_", " ").capitalize())
     ax.set_xlabel("step")
     ax.grid(alpha=0.3, which="both")

@@ -74,8 +74,11 @@ def test_without_matplotlib_the_error_names_the_examples_extra(
     _history().plot(str(tmp_path / "curves.png"))
 
 
-def test_sonnet_like_imports_without_matplotlib():
-  code = ("import sys; sys.modules['matplotlib'] = None; "
+def test_sonnet_like_imports_without_the_optional_packages():
+  # matplotlib (curves), mlflow (MLflowLogger), tensorboard (viewing only).
+  code = ("import sys\n"
+          "for name in ('matplotlib', 'mlflow', 'tensorboard'):\n"
+          "  sys.modules[name] = None\n"
           "import sonnet_like; print(sonnet_like.scenarios.History)")
   result = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           text=True, check=False)
