@@ -13,6 +13,7 @@ dtypes); nothing changes in the folder.
 from typing import Any
 
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from sonnet_like.core import files
 from sonnet_like.scenarios.run_folder import checkpointing
@@ -70,9 +71,13 @@ def _checkpoint_path(save_dir: str, which: Any) -> str:
 
 
 def _entries(path: str) -> set[str]:
-  """The checkpoint's top-level names ("model", "optimizer", ...)."""
-  names = tf.compat.v1.train.NewCheckpointReader(path).get_variable_to_shape_map()
-  return {key.split("/", 1)[0] for key in names if "/" in key}
+  """The checkpoint's top-level names ("model", "optimizer", ...), from its
+  object graph (a variable's key names one of its paths only: a model's
+  weights may be keyed under "model_ema/targets")."""
+  reader = tf.compat.v1.train.NewCheckpointReader(path)
+  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+  return {child.local_name for child in graph.nodes[0].children}
 
 
 def load_weights(model: tf.Module, save_dir: str, which: str | int = "last",
@@ -109,8 +114,11 @@ def load_weights(model: tf.Module, save_dir: str, which: str | int = "last",
   if which not in ("best", "last") and (not isinstance(which, int) or
                                         isinstance(which, bool)):
     raise ValueError(WHICH_ERROR.format(which=which))
-  variables = list(model.trainable_variables)
-  if not model.variables:
+  try:  # A Sonnet module not yet called raises a long error of its own.
+    variables = list(model.trainable_variables)
+  except ValueError:
+    variables = []
+  if not variables:
     raise ValueError(NOT_BUILT_ERROR.format(model=_named(model)))
   path = _checkpoint_path(save_dir, which)
   entries = _entries(path)
