@@ -241,11 +241,11 @@ class MultiHeadAttention(base.Module):
           module=checks.describe(self), keys=keys_length,
           values=values_length))
 
-    queries = self._heads(self.query_projection(query), self.num_heads,
+    queries = self._heads(self.query_projection, query, self.num_heads,
                           self.key_size)
-    keys = self._heads(self.key_projection(key), self.num_kv_heads,
+    keys = self._heads(self.key_projection, key, self.num_kv_heads,
                        self.key_size)
-    values = self._heads(self.value_projection(value), self.num_kv_heads,
+    values = self._heads(self.value_projection, value, self.num_kv_heads,
                          self.value_size)
     offset = 0 if cache is None else tf.convert_to_tensor(cache.length,
                                                           tf.int32)
@@ -290,17 +290,27 @@ class MultiHeadAttention(base.Module):
                                    self._dropout_fn(is_training))
     return self._joined(outputs)
 
-  def _heads(self, projected: tf.Tensor, heads: int, size: int) -> tf.Tensor:
-    """`[B, T, heads * size]` -> `[B, T, heads, size]`."""
-    shape = tf.shape(projected)
-    return tf.reshape(projected, tf.stack([shape[0], shape[1], heads, size]))
+  def _heads(self, projection: linear.Linear, inputs: tf.Tensor, heads: int,
+             size: int) -> tf.Tensor:
+    """`[B, T, D]` projected to `[B, T, heads, size]`.
+
+    The projection sees a matrix `[B * T, D]`: a plain matrix product, whose
+    weight gradient is one product too (a rank-3 input would make it a
+    batched product and a sum over the batch).
+    """
+    shape = tf.shape(inputs)
+    flat = tf.reshape(inputs, tf.stack([shape[0] * shape[1], shape[2]]))
+    return tf.reshape(projection(flat),
+                      tf.stack([shape[0], shape[1], heads, size]))
 
   def _joined(self, outputs: tf.Tensor) -> tf.Tensor:
     """`[B, T, H, V]` -> the output projection of `[B, T, H * V]`."""
     shape = tf.shape(outputs)
     joined = tf.reshape(outputs, tf.stack(
-        [shape[0], shape[1], self.num_heads * self.value_size]))
-    return self.output_projection(joined)
+        [shape[0] * shape[1], self.num_heads * self.value_size]))
+    projected = self.output_projection(joined)
+    return tf.reshape(projected,
+                      tf.stack([shape[0], shape[1], self.model_size]))
 
   def _check_is_training(self, is_training: Any) -> None:
     if self._uses_dropout and is_training is None:
