@@ -6,6 +6,9 @@ kernel error from inside TensorFlow, or not at all.
 """
 
 import numbers
+import os
+import re
+import textwrap
 from typing import Any, Sequence
 
 import numpy as np
@@ -220,3 +223,30 @@ def check_choice(owner: str, argument: str, value: Any,
 
 def _shape(inputs: tf.Tensor) -> tuple:
   return tuple(inputs.shape.as_list()) if inputs.shape.rank is not None else ()
+
+
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in '
+                    r'(?P<function>\S+)')
+
+
+def error_text(error: BaseException) -> str:
+  """`Type: message` of `error`, for a message of our own.
+
+  For an error raised in traced code (AutoGraph's "in user code:" and its
+  frames), the message under the frames and the innermost frame outside
+  this library, as `(raised in fn, file line N)`, instead of the frames.
+  """
+  text = str(error).strip()
+  if text.startswith("in user code:"):
+    paragraphs = [part for part in text.split("\n\n") if part.strip()]
+    frames = [_FRAME.match(line) for line in text.splitlines()]
+    frames = [frame for frame in frames  # The user's, not the library's.
+              if frame and not frame["file"].startswith(_LIBRARY)]
+    text = textwrap.dedent(paragraphs[-1]).strip()
+    # AutoGraph repeats the type at the start of the last paragraph.
+    text = text.removeprefix(f"{type(error).__name__}: ")
+    if frames:
+      text += (f" (raised in {frames[-1]['function']}, "
+               f"{frames[-1]['file']} line {frames[-1]['line']})")
+  return f"{type(error).__name__}: {text}" if text else type(error).__name__

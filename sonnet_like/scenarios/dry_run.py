@@ -25,14 +25,13 @@ AutoGraph's traceback), with the original error as its cause.
 
 import contextlib
 import dataclasses
-import re
 import shutil
 import sys
 import tempfile
-import textwrap
 import time
 from typing import Any, Iterator
 
+from sonnet_like.core import checks
 from sonnet_like.core import files
 from sonnet_like.scenarios import hooks
 
@@ -82,27 +81,6 @@ class _Stage(hooks.Hook):
 
   def step_end(self, scenario, step, logs):
     self.name = "saving" if step >= scenario.num_steps else "training"
-
-
-_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in '
-                    r'(?P<function>\S+)')
-
-
-def _message(error: BaseException) -> str:
-  """`Type: message`; for AutoGraph's "in user code:" errors, the message
-  under the frames and the innermost frame, not the frames themselves."""
-  text = str(error).strip()
-  if text.startswith("in user code:"):
-    paragraphs = [part for part in text.split("\n\n") if part.strip()]
-    frames = [_FRAME.match(line) for line in text.splitlines()]
-    frames = [frame for frame in frames if frame]
-    text = textwrap.dedent(paragraphs[-1]).strip()
-    # AutoGraph repeats the type at the start of the last paragraph.
-    text = text.removeprefix(f"{type(error).__name__}: ")
-    if frames:
-      text += (f" (raised in {frames[-1]['function']}, "
-               f"{frames[-1]['file']} line {frames[-1]['line']})")
-  return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def _updates(scenario: Any, steps: int) -> str:
@@ -181,7 +159,7 @@ def run(scenario: Any, can_export: bool) -> Any:
   except Exception as error:  # Named, with the original as the cause.  # pylint: disable=broad-except
     raise DryRunError(FAILED_MESSAGE.format(
         owner=owner, stage=stage.name, step=scenario.step, steps=steps,
-        error=_message(error))) from error
+        error=checks.error_text(error))) from error
   finally:
     scenario.loop, scenario.checkpointing = loop, saving
     shutil.rmtree(folder, ignore_errors=True)

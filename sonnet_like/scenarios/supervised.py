@@ -5,6 +5,7 @@
     history = train(model, optimizer, loss_fn, train_data, eval_data=test_data)
 """
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import tensorflow as tf
 
 from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
+from sonnet_like.core import checks
 from sonnet_like.scenarios.compiled import calling
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import engine
@@ -74,6 +76,23 @@ def _metric_values(outputs: Any, targets: Any,
         "Supervised", f"metrics[{name!r}]", fn(outputs, targets), outputs,
         targets)
   return values
+
+
+UNBUILT_PREDICT_WARNING = (
+    "Supervised: predict got {model}, which was never called, so it is "
+    "built now on the first batch and predicts with its initial weights; "
+    "train it (or call it once on a few examples) first if that is not "
+    "what you meant.")
+
+
+def _unbuilt(model: Any) -> bool:
+  """A module without variables yet (its first call has not happened)."""
+  if not isinstance(model, tf.Module):
+    return False
+  try:
+    return not model.variables
+  except ValueError:  # A sonnet_like module asked before it is built.
+    return True
 
 
 def _weighted(values: tf.Tensor, weights: Any) -> tf.Tensor:
@@ -394,6 +413,12 @@ class Supervised(engine.Scenario):
           lambda inputs: calling.call_model(model, inputs, False),
           reduce_retracing=True), model)
     forward = self._eval_functions[key][0]
+    if _unbuilt(model):  # Eagerly: a trace may not know every size.
+      warnings.warn(UNBUILT_PREDICT_WARNING.format(
+          model=checks.describe(model)), stacklevel=3)
+      first = unpack(next(iter(dataset)))[0]
+      calling.build_models([model], lambda: calling.call_model(model, first,
+                                                               True))
     forward.get_concrete_function(data_lib.any_batch(
         unpack(dataset.element_spec)[0]))
     outputs = []

@@ -1,5 +1,8 @@
 """The Supervised scenario: training, evaluate, predict, resume, errors."""
 
+import re
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -229,6 +232,27 @@ def test_a_rank_error_shows_the_users_batch_not_a_probe():
                      r"x\[\.\.\., None\] has shape \(16, 8, 8, 1\)\.$"):
     train(snt.Sequential([snt.Conv2D(2, 3), snt.Flatten(), snt.Linear(2)]),
           keras.optimizers.SGD(0.1), _loss, (images, np.zeros([32], np.int32)))
+
+
+def test_predict_builds_an_unbuilt_model_eagerly_and_says_so_first():
+  # Traced for any batch size, the Linear after this flatten could not know
+  # its input size: ~40 lines of AutoGraph traceback ended in the advice.
+  def flatten(images):  # tf.shape: the static size of the features is lost.
+    return tf.reshape(images, [tf.shape(images)[0], -1])
+
+  model = snt.Sequential([snt.Conv2D(2, 3), flatten, snt.Linear(2)])
+  images = np.zeros([4, 5, 5, 1], np.float32)
+  train = snt.scenarios.Supervised(num_steps=1, progress=False)
+  with pytest.warns(UserWarning, match=re.escape(
+      "Supervised: predict got Sequential 'sequential', which was never "
+      "called, so it is built now on the first batch and predicts with its "
+      "initial weights; train it (or call it once on a few examples) first "
+      "if that is not what you meant.")):
+    assert train.predict(model, images).shape == (4, 2)
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # Once built, no warning.
+    np.testing.assert_array_equal(train.predict(model, images),
+                                  model(images).numpy())
 
 
 def test_optional_is_training_follows_the_model():
