@@ -2,8 +2,10 @@
 
 `Logs` turns the call's tensors into Python floats only when a hook reads
 them (most calls end between log steps). `StepRate` adds
-"steps_per_second": the rate since the previous log step (so it includes
-the time spent in hooks, evaluations and saves, as a user's clock does).
+"steps_per_second": training steps per second of wall time since the
+previous log step (so it includes the time spent in hooks, evaluations and
+saves, as a user's clock does, and the first interval includes tracing).
+The progress bar shows this same rate.
 """
 
 import collections.abc

@@ -31,3 +31,15 @@ def test_quiet_when_not_a_terminal(capsys):
 def test_show_filters(capsys):
   text = _run(capsys, disable=False, show=("accuracy",))
   assert "eval_accuracy" in text and "loss=" not in text
+
+
+def test_the_bar_shows_the_logs_rate_and_no_other(capsys):
+  bar = progress.ProgressBar(disable=False)
+  scenario = _Scenario()
+  bar.begin(scenario)
+  bar.step_end(scenario, 5, {"loss": 0.25, "steps_per_second": 506.0})
+  bar.end(scenario)
+  text = capsys.readouterr().err
+  # 5 steps left at 506 steps/s: under a second.
+  assert "5/10 [00:00, 506 steps/s, 00:00 left, loss=0.25]" in text, text
+  assert "step/s" not in text and "steps_per_second" not in text
