@@ -45,6 +45,10 @@ class HistoryFileError(ValueError):
 class History(hooks.Hook):
   """Records train logs every `log_every` steps and every evaluation.
 
+  A scenario's call returns its history; `History.load(save_dir)` reads a
+  run's back from its folder (finished or running), and `plot` draws the
+  learning curves.
+
   Attributes:
     train: `{"step": [...], "loss": [...], ...}`.
     eval: `{"step": [...], "accuracy": [...], ...}`.

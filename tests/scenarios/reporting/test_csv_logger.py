@@ -47,7 +47,11 @@ def test_a_resume_drops_the_rows_after_the_restored_step(tmp_path):
   assert csv_logger.read(resumed.path("eval"))["step"] == [4]
 
 
-def test_without_a_folder_the_error_says_where_to_give_one():
+def test_without_a_folder_the_error_says_where_to_give_one(tmp_path):
+  given = csv_logger.CSVLogger(str(tmp_path / "elsewhere"))
+  _train(given, _Scenario(None), [2])  # A directory given: no save_dir needed.
+  assert (tmp_path / "elsewhere" / "train.csv").read_text() == (
+      "step,loss\n2,8.0\n")
   with pytest.raises(ValueError, match=r"^CSVLogger needs a folder for its "
                      r"files: pass directory=\.\.\., or give the scenario "
                      r"\(_Scenario\) a save_dir"):

@@ -100,7 +100,8 @@ class _Scenario:
 def test_a_tracking_uri_sends_the_run_there(resumed):
   uri = f"sqlite:///{resumed[0]}/mlflow.db"  # A store that exists already.
   logger, scenario = snt.scenarios.MLflowLogger(
-      tracking_uri=uri, experiment="elsewhere", run_name="named"), _Scenario()
+      tracking_uri=uri, experiment="elsewhere", run_name="named",
+      params={"learning_rate": 0.1}), _Scenario()
   logger.begin(scenario)
   logger.step_end(scenario, 2, {"loss": 0.5})
   logger.end(scenario)
@@ -108,6 +109,7 @@ def test_a_tracking_uri_sends_the_run_there(resumed):
   run = client.get_run(logger.run_id)
   assert run.info.run_name == "named" and run.data.metrics == {
       "train/loss": 0.5}
+  assert run.data.params == {"learning_rate": "0.1"}
   assert client.get_experiment(run.info.experiment_id).name == "elsewhere"
 
 
