@@ -131,3 +131,24 @@ def test_without_mlflow_the_error_names_the_extra(monkeypatch):
                      r"package, which is not installed\. Install it with the "
                      r"mlflow extra \(`pip install sonnet_like\[mlflow\]`\)"):
     snt.scenarios.MLflowLogger()
+
+
+def test_the_mlflow_run_ends_failed_on_an_error_killed_on_a_signal(resumed):
+  uri = f"sqlite:///{resumed[0]}/mlflow.db"
+  failed, killed = (snt.scenarios.MLflowLogger(tracking_uri=uri),
+                    snt.scenarios.MLflowLogger(tracking_uri=uri))
+  scenario = _Scenario()
+  scenario.history = snt.scenarios.History()
+  failed.begin(scenario)
+  killed.begin(scenario)
+  scenario.step = 1  # Of 2: stopped early.
+  with pytest.raises(RuntimeError):
+    try:
+      raise RuntimeError("the step failed")
+    finally:  # As the engine ends its hooks.
+      failed.end(scenario)
+  scenario.history.stop_reason = "SIGTERM"  # As the engine records it.
+  killed.end(scenario)
+  client = tracking.MlflowClient(uri)
+  assert [client.get_run(logger.run_id).info.status
+          for logger in (failed, killed)] == ["FAILED", "KILLED"]
