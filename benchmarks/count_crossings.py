@@ -21,10 +21,13 @@ The rule:
   the scenario (the model or networks, the loss function, the optimizer,
   PPO's environment), even where it is itself a sonnet_like class
   (`snt.nets.MLP`, `snt.optimizers.Adam`, `snt.envs.CartPole`).
-- Not counted: property reads (`self.strategy`,
-  `model.trainable_variables`: attribute reads, skipped with whatever they
-  call), and `Module`'s name-scope wrapper (`core/base.py`), which only
-  forwards to the method it wraps (the crossing is counted into the method).
+- Not counted: attribute access, which is not a call in the code that
+  makes it: property reads (`self.strategy`, `model.trainable_variables`)
+  and `__getattr__` / `__setattr__` / `__delattr__` (`optimizer.x = y`),
+  each skipped with whatever it calls (the number the package's own code
+  makes is printed); and
+  `Module`'s name-scope wrapper (`core/base.py`), which only forwards to
+  the method it wraps (the crossing is counted into the method).
 - AutoGraph's rewritten functions count as the functions they rewrite (same
   file, same name).
 - Each (caller, callee) edge counts once per trace, in the order first
@@ -57,7 +60,9 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:
   sys.path.insert(0, _ROOT)
 
-_SUPPRESSED = ("<suppressed>",)  # Inside user code or a property read.
+_SUPPRESSED = ("<suppressed>",)  # Inside user code or attribute access.
+_ATTRIBUTE_METHODS = frozenset(
+    {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"})
 _AUTOGRAPH_FILE = "__autograph_generated_file"
 
 
@@ -155,6 +160,7 @@ class CrossingCounter:
     self._seen: set[tuple[str, str]] = set()
     self.calls = 0
     self.property_reads = 0
+    self.attribute_writes = 0  # And __getattr__ reads.
 
   # ---- Classifying code. ----
 
@@ -302,6 +308,16 @@ class CrossingCounter:
     self._stack = [(None, parent)]
     self._call(frame)
 
+  def _written_in_package(self, frame: Any) -> bool:
+    """Whether the code that made this call is the package's own."""
+    caller = frame.f_back
+    while caller is not None:
+      info = self._info(caller.f_code, caller)
+      if not info.wrapper:
+        return info.lib
+      caller = caller.f_back
+    return False
+
   def _call(self, frame: Any) -> None:
     parent = self._stack[-1][1]
     if parent is _SUPPRESSED:
@@ -320,9 +336,13 @@ class CrossingCounter:
     elif info.user and info.first_arg is not None:
       owner = frame.f_locals.get(info.first_arg)
     role = self.users.get(id(owner)) if owner is not None else None
-    if info.prop:
-      if parent is not None:
-        self.property_reads += 1
+    attribute = info.key[1].rsplit(".", 1)[-1] in _ATTRIBUTE_METHODS
+    if info.prop or attribute:
+      if parent is not None and self._written_in_package(frame):
+        if info.prop:
+          self.property_reads += 1
+        else:
+          self.attribute_writes += 1
       self._stack.append((frame, _SUPPRESSED))
       return
     if role is None and info.key in self._user_functions:
@@ -442,8 +462,9 @@ CONFIGS = {
 def report(title: str, counter: CrossingCounter) -> str:
   lines = [f"{title}: {len(counter.edges)} crossings "
            f"(distinct caller -> callee edges of the first trace; "
-           f"{counter.calls} calls in all, {counter.property_reads} "
-           f"property reads not counted)"]
+           f"{counter.calls} calls in all; not counted: "
+           f"{counter.property_reads} property reads, "
+           f"{counter.attribute_writes} __setattr__/__delattr__/__getattr__)"]
   lines += [f"  {i:2d}. {caller} -> {callee}"
             for i, (caller, callee) in enumerate(counter.edges, 1)]
   return "\n".join(lines)

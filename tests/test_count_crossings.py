@@ -27,7 +27,12 @@ class Thing:
   def size(self):
     return a.helper()
 
+  def __setattr__(self, name, value):
+    a.helper()
+    object.__setattr__(self, name, value)
+
 def g(user, thing):
+  thing.seen = True  # Attribute access, not a call.
   return thing.size + user.call()
 '''
 
@@ -60,3 +65,4 @@ def test_counts_each_edge_once_and_stops_at_user_code(tmp_path, monkeypatch):
                            ("b.py:g", "user model (_User.call)")]
   assert counter.calls == 4  # Two of each edge, counted once each.
   assert counter.property_reads == 2  # `thing.size`: not counted.
+  assert counter.attribute_writes == 2  # `thing.seen = True`: not counted.
