@@ -40,7 +40,7 @@ class Remat(base.Module):
     return tf.recompute_grad(forward)(*args)
 
 
-def remat(module: Any, name: str | None = None) -> Remat:
+def remat(module: Any, name: str | None = None) -> tf.Module:
   """Wraps `module` so its activations are recomputed in the backward pass.
 
   The forward pass keeps only the module's inputs; the gradient runs the
@@ -63,6 +63,6 @@ def remat(module: Any, name: str | None = None) -> Remat:
     name: Name of the wrapper; `remat_<module name>` by default.
 
   Returns:
-    A `Remat` module calling `module`.
+    A module (an `snt.Module`) calling `module`.
   """
   return Remat(module, name=name)

@@ -189,7 +189,7 @@ class MultiHeadAttention(base.Module):
     """An empty `KVCache` for `max_length` positions of self-attention.
 
     Raises:
-      NotBuiltError: if `key_size` is only known once the module is called.
+      ValueError: if `key_size` is only known once the module is called.
     """
     arguments.check_positive_int(checks.describe(self), "max_length",
                                  max_length)
