@@ -168,10 +168,13 @@ class Scenario(services.ScenarioServices):
     async_save: Save to memory; copy into `save_dir` in the background.
     export_dir: Write a SavedModel for serving here (`self.export`) when a
       run ends without a signal or error (replacing an earlier one).
-    keep_best: Keep the best checkpoint by this eval metric (`keep_best.py`).
+    keep_best: Keep the checkpoint of the best evaluation by this eval
+      metric in `save_dir/best` (and export it, with `export_dir`).
     best_mode: "min" or "max" for `keep_best` (default as `EarlyStopping`).
     profile_steps: Profile steps (start, stop) into `save_dir/logs`.
-    dry_run: Check the run in seconds instead of running it (`dry_run.py`).
+    dry_run: Check the run in seconds instead of running it: a few steps,
+      an evaluation, a save, a resume and an export in a temporary folder,
+      then a one-line verdict; the real run is not started.
     unused_variables: "warn" (once, naming them), "raise" or "ignore" when
       variables given to `apply_update` get no gradient.
     precision: "float32", "mixed_float16" (loss scaled dynamically) or

@@ -17,6 +17,8 @@ holder per value.
 """
 
 import dataclasses
+import inspect
+import re
 from typing import Any, Callable
 
 import tensorflow as tf
@@ -196,12 +198,12 @@ class UpdateSettings:
   """How gradients become updates: accumulation, EMA, learning-rate schedule.
 
   `accumulate_steps`: the gradients of this many consecutive steps
-  (micro-batches) are averaged, then applied as one update
-  (`accumulation.py`); a step is one micro-batch. `ema`: a decay in
-  [0, 1) for every model of `models()`, or a dict of model name -> decay
-  (`ema.py`). `learning_rate_schedule`: a `schedules.Schedule` of the step
-  giving the factor of every optimizer's learning rate
-  (`learning_rate.py`).
+  (micro-batches) are averaged, then applied as one update; a step is one
+  micro-batch. `ema`: a decay in [0, 1) for every model of `models()`, or
+  a dict of model name -> decay, of the weights' moving averages, which
+  evaluation and export use. `learning_rate_schedule`: a
+  `schedules.Schedule` of the step giving the factor of every optimizer's
+  learning rate.
   """
   accumulate_steps: int = 1
   ema: float | dict[str, float] | None = None
@@ -234,10 +236,16 @@ class UpdateSettings:
 
 class From:
   """A scenario attribute that reads (and writes) a setting of one group:
-  `num_steps = From("loop")` is `self.loop.num_steps`."""
+  `num_steps = From("loop")` is `self.loop.num_steps`.
 
-  def __init__(self, group: str):
+  Args:
+    group: The settings group's attribute ("loop", "checkpointing", ...).
+    doc: What the setting does: what `help()` shows for the attribute.
+  """
+
+  def __init__(self, group: str, doc: str = ""):
     self.group, self.name = group, ""
+    self.__doc__ = doc
 
   def __set_name__(self, owner: type, name: str) -> None:
     self.name = name
@@ -251,17 +259,47 @@ class From:
     setattr(getattr(instance, self.group), self.name, value)
 
 
+def argument_docs(docstring: str | None) -> dict[str, str]:
+  """The entries of a Google-style docstring's "Args:" section, by name,
+  each joined into one line."""
+  docs: dict[str, str] = {}
+  lines = inspect.cleandoc(docstring or "").splitlines()
+  if "Args:" not in lines:
+    return docs
+  name, indent = None, None
+  for line in lines[lines.index("Args:") + 1:]:
+    if not line.strip():
+      continue
+    width = len(line) - len(line.lstrip())
+    if width == 0:
+      break  # The next section.
+    entry = re.match(r"(\**\w+)( \([^)]*\))?: ?(.*)", line.strip())
+    if indent is None or width == indent and entry:
+      indent, name = width, entry.group(1) if entry else None
+      if name is not None:
+        docs[name] = entry.group(3)
+    elif name is not None:
+      docs[name] += " " + line.strip()
+  return docs
+
+
 GROUPS = {"loop": LoopSettings, "checkpointing": CheckpointSettings,
           "guard": GuardSettings, "updates": UpdateSettings}
 
 
 def reads_through(cls: type) -> type:
   """Gives `cls` a `From` attribute for every setting of every group that
-  `cls` does not define itself (`Scenario.strategy` does)."""
+  `cls` does not define itself (`Scenario.strategy` does), documented by
+  the entry of that name in the "Args:" of `cls`'s docstring."""
+  docs = argument_docs(cls.__doc__)
   for group, settings in GROUPS.items():
     for field in dataclasses.fields(settings):
       if not hasattr(cls, field.name):
-        attribute = From(group)
+        # A first line without a colon: Sphinx reads "x: y" as a type.
+        doc = docs.get(field.name, "")
+        attribute = From(group, f"A scenario setting, kept in "
+                         f"`self.{group}.{field.name}` (settable).\n\n"
+                         f"{doc}".strip())
         attribute.__set_name__(cls, field.name)
         setattr(cls, field.name, attribute)
   return cls

@@ -117,8 +117,8 @@ class Supervised(engine.Scenario):
   Before the first step the loss is tried once, eagerly, on the first batch
   and the model's outputs: one-hot targets under a sparse loss, too few
   output units for the labels, logits under `from_logits=False` and a loss's
-  own errors are one error naming the fix (`loss_checks.py`); `eval_data` is
-  run through the model then too.
+  own errors are one error naming the fix; `eval_data` is run through the
+  model then too.
 
   Evaluation reports "loss" (mean per example) and, for a single tensor of
   `[batch, classes]` outputs with integer targets, "accuracy", plus any
