@@ -26,6 +26,7 @@ from sonnet_like.scenarios.rl.ppo import PPO
 from sonnet_like.scenarios.rl.recipes import Recipe
 from sonnet_like.scenarios.rl.reinforce import REINFORCE
 from sonnet_like.scenarios.rl.dqn import DQN
+from sonnet_like.scenarios.rl.evaluation import evaluate_policy
 from sonnet_like.scenarios.rl.sac import SAC
 from sonnet_like.scenarios.rl.td3 import TD3
 from sonnet_like.scenarios.run_folder.run_settings import ResumeSettingsError
@@ -56,6 +57,7 @@ __all__ = [
     "Supervised",
     "TD3",
     "TensorBoard",
+    "evaluate_policy",
     "gan_eval",
     "gan_losses",
     "load_weights",

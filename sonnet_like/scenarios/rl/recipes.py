@@ -9,6 +9,9 @@ in_graph=True)`). Get one from the scenario, then override what you like:
     >>> recipe = snt.scenarios.PPO.recipe("Pendulum-v1")
     >>> recipe.settings["gamma"], recipe.num_env_steps
     (0.9, 100000)
+    >>> dqn = snt.scenarios.DQN.recipe("CartPole-v1")
+    >>> dqn.settings["num_envs"], dqn.settings["gamma"]  # Every recipe's.
+    (None, 0.99)
     >>> ppo = recipe.scenario(seed=3, progress=False)
     >>> actor, critic = recipe.networks()
     >>> optimizer = recipe.optimizer()
@@ -22,6 +25,7 @@ over the zoo's 300-2275 episodes a seed from distinct starts.
 """
 
 import dataclasses
+import inspect
 import math
 from typing import Any
 
@@ -30,6 +34,9 @@ from sonnet_like import optimizers
 from sonnet_like.core import initializers
 from sonnet_like.modules import linear
 from sonnet_like.modules import sequential
+
+# Keys of every recipe's `settings`, whatever the algorithm.
+COMMON_SETTINGS = ("num_env_steps", "num_envs", "gamma")
 
 NO_RECIPE_ERROR = (
     "{owner}: no recipe for {task!r}; recipes exist for {tasks}. Pass the "
@@ -43,7 +50,10 @@ class Recipe:
   Attributes:
     scenario_type: The scenario class (`PPO`, `SAC`).
     task: The gymnasium id the settings were measured on.
-    settings: Keyword arguments of the scenario, `num_env_steps` included.
+    settings: Keyword arguments of the scenario. Every recipe has the
+      `COMMON_SETTINGS` (`num_env_steps`, `num_envs`, `gamma`), with the
+      scenario's default where the recipe keeps it (DQN's `num_envs=None`:
+      as many as the environment given has).
     learning_rate: Of the (Adam) optimizer.
     hidden: Hidden layer sizes of the actor and the critic(s).
     actor_outputs: Size of the actor's output layer.
@@ -114,12 +124,17 @@ def _orthogonal_mlp(hidden: tuple[int, ...], outputs: int, output_gain: float,
 
 def find(scenario_type: type, table: dict[str, dict[str, Any]],
          task: str) -> Recipe:
-  """The recipe for `task` in `table` (a module constant below)."""
+  """The recipe for `task` in `table` (a module constant below), with the
+  `COMMON_SETTINGS` the table leaves out at the scenario's defaults."""
   if task not in table:
     raise ValueError(NO_RECIPE_ERROR.format(
         owner=scenario_type.__name__, task=task, tasks=sorted(table)))
   entry = dict(table[task])
-  return Recipe(scenario_type, task, settings=entry.pop("settings"), **entry)
+  settings = dict(entry.pop("settings"))
+  parameters = inspect.signature(scenario_type.__init__).parameters
+  for name in COMMON_SETTINGS:
+    settings.setdefault(name, parameters[name].default)
+  return Recipe(scenario_type, task, settings=settings, **entry)
 
 
 # PPO (issue 28): rl-baselines3-zoo's hyperparameters (hyperparams/ppo.yml)
