@@ -11,7 +11,7 @@ processes, one per contender, so each has its own peak):
 2. `memory`: peak resident memory (`ru_maxrss`) of one training step of a
    2-block `snt.nets.Transformer` (model size 256, 4 heads, batch 1,
    sequence 4096): plain attention against chunked attention (512 keys a
-   chunk) with `remat=True`. Printed: the peak of the whole process and the
+   chunk by default, `--chunk_size`) with `remat=True`. Printed: the peak of the whole process and the
    peak above the process's memory just before the step (TensorFlow and
    the weights), whose ratio is the step's own memory.
 3. `sampling`: `TransformerLM.sample` of 256 tokens after a 16-token prompt
@@ -109,9 +109,10 @@ def speed(rounds: int, calls: int) -> None:
           f"{median['keras'] / median['sonnet_like']:.2f}x")
 
 
-def _memory_child(variant: str, length: int) -> None:
+def _memory_child(variant: str, length: int, chunk_size: int) -> None:
   """One training step in this process; prints its memory as JSON."""
-  options = {} if variant == "plain" else {"chunk_size": 512, "remat": True}
+  options = {} if variant == "plain" else {"chunk_size": chunk_size,
+                                           "remat": True}
   tf.random.set_seed(0)
   net = snt.nets.Transformer(2, 4, 256, causal=True, **options)
   x = tf.random.normal([1, length, 256])
@@ -141,14 +142,15 @@ def _rss_now() -> int:
     return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def memory(length: int) -> None:
+def memory(length: int, chunk_size: int) -> None:
   print(f"memory: one training step, 2-block Transformer, model 256, 4 "
-        f"heads, batch 1, sequence {length}")
+        f"heads, batch 1, sequence {length}; chunks of {chunk_size} keys")
   results = {}
   for variant in ("plain", "chunked_remat"):
     out = subprocess.run(
         [sys.executable, __file__, "--memory_child", variant, "--length",
-         str(length)], capture_output=True, text=True, check=True)
+         str(length), "--chunk_size", str(chunk_size)], capture_output=True,
+        text=True, check=True)
     results[variant] = json.loads(out.stdout.strip().splitlines()[-1])
   mb = 1 / 2**20
   for variant, r in results.items():
@@ -196,19 +198,20 @@ def main() -> None:
   parser.add_argument("--rounds", type=int, default=7)
   parser.add_argument("--calls", type=int, default=10)
   parser.add_argument("--length", type=int, default=4096)
+  parser.add_argument("--chunk_size", type=int, default=512)
   parser.add_argument("--tokens", type=int, default=256)
   parser.add_argument("--parts", default="speed,memory,sampling")
   parser.add_argument("--memory_child", default=None)
   args = parser.parse_args()
   if args.memory_child:
-    _memory_child(args.memory_child, args.length)
+    _memory_child(args.memory_child, args.length, args.chunk_size)
     return
   print(f"load average: {os.getloadavg()}")
   parts = args.parts.split(",")
   if "speed" in parts:
     speed(args.rounds, args.calls)
   if "memory" in parts:
-    memory(args.length)
+    memory(args.length, args.chunk_size)
   if "sampling" in parts:
     sampling(max(3, args.rounds // 2), args.tokens)
   print(f"load average: {os.getloadavg()}")

@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -64,6 +65,7 @@ class RMSNorm(base.Module):
       self.scale = tf.Variable(
           self._scale_init([self._channels], inputs.dtype), name="scale")
 
+  @autograph.as_written
   def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
     """Normalizes `inputs`; returns a tensor of the same shape."""
     inputs = tf.convert_to_tensor(inputs)

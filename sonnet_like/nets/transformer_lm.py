@@ -5,6 +5,7 @@ from typing import Any, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -169,6 +170,7 @@ class TransformerLM(base.Module):
       seed = tf.constant([seed, 0], tf.int32)
     batch = tf.shape(prompt)[0]
 
+    @autograph.as_written
     def choose(logits, step):
       logits = logits[:, -1]
       if temperature == 0:
@@ -181,6 +183,7 @@ class TransformerLM(base.Module):
       return tf.random.stateless_categorical(
           logits, 1, step_seed, dtype=tf.int32)[:, 0]
 
+    @autograph.as_written
     def write(tokens, step, token):
       here = tf.equal(tf.range(num_tokens), step)[tf.newaxis]
       return tf.where(here, token[:, tf.newaxis], tokens)

@@ -8,9 +8,9 @@ import sonnet_like as snt
 from tests.optimizer_common import _mirrored_strategy
 
 
-def _block():
+def _block(**kwargs):
   tf.random.set_seed(0)
-  return snt.nets.Transformer(1, 2, 8, 16, causal=True).blocks[0]
+  return snt.nets.Transformer(1, 2, 8, 16, causal=True, **kwargs).blocks[0]
 
 
 def _gradients(module, block, x):

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import checks
 
 CACHE_OVERFLOW_ERROR = (
@@ -45,6 +46,7 @@ class KVCache(NamedTuple):
                tf.constant(0, tf.int32))
 
 
+@autograph.as_written
 def append(module: Any, cache: KVCache, keys: tf.Tensor,
            values: tf.Tensor) -> KVCache:
   """`cache` with `keys`/`values` (`[B, L, N, .]`) written at `length`.

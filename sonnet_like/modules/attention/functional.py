@@ -16,18 +16,23 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 
+
+@autograph.as_written
 def large_negative(dtype: tf.DType) -> float:
   """The score given to a masked pair (Keras' choice, so rows agree)."""
   return -3e4 if tf.as_dtype(dtype) == tf.float16 else -1e9
 
 
+@autograph.as_written
 def causal_allowed(query_positions: tf.Tensor,
                    key_positions: tf.Tensor) -> tf.Tensor:
   """`[T, S]` booleans: a query attends to keys at its position or before."""
   return query_positions[:, tf.newaxis] >= key_positions[tf.newaxis, :]
 
 
+@autograph.as_written
 def _split_groups(query: tf.Tensor, key_heads: int) -> tf.Tensor:
   """`[B, T, H, K]` -> `[B, T, N, H // N, K]`."""
   shape = tf.shape(query)
@@ -36,6 +41,7 @@ def _split_groups(query: tf.Tensor, key_heads: int) -> tf.Tensor:
       [shape[0], shape[1], key_heads, heads // key_heads, size]))
 
 
+@autograph.as_written
 def _grouped_mask(mask: tf.Tensor, key_heads: int) -> tf.Tensor:
   """A `[b, h, t, s]` mask (h is 1 or H) -> `[b, n, g, t, s]`."""
   if mask.shape[1] == 1:
@@ -45,6 +51,7 @@ def _grouped_mask(mask: tf.Tensor, key_heads: int) -> tf.Tensor:
       [shape[0], key_heads, mask.shape[1] // key_heads, shape[2], shape[3]]))
 
 
+@autograph.as_written
 def attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
               mask: tf.Tensor | None = None,
               probabilities_fn=None) -> tf.Tensor:
@@ -87,6 +94,7 @@ def attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
       [shape[0], shape[1], query.shape[2], value.shape[-1]]))
 
 
+@autograph.as_written
 def chunked_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
                       mask: tf.Tensor | None = None, causal: bool = False,
                       chunk_size: int = 512) -> tf.Tensor:
@@ -143,6 +151,7 @@ def chunked_attention(query: tf.Tensor, key: tf.Tensor, value: tf.Tensor,
   return tf.transpose(outputs, [0, 2, 1, 3])
 
 
+@autograph.as_written
 def _online_softmax_attention(q, k, v, mask, causal, chunk_size, length):
   """Attention on `[B, H, ., .]` tensors, keys padded to whole chunks."""
   dtype = q.dtype

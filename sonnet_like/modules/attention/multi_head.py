@@ -5,6 +5,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -145,6 +146,7 @@ class MultiHeadAttention(base.Module):
     if key_size is not None or model_size is not None:
       self._set_sizes(model_size)
 
+  @autograph.as_written
   def _set_sizes(self, size: int) -> None:
     """Fills in key, value and model sizes from a model size `size`."""
     if self.key_size is None:
@@ -201,6 +203,7 @@ class MultiHeadAttention(base.Module):
     return cache_lib.KVCache.zeros(batch_size, max_length, self.num_kv_heads,
                                    self.key_size, self.value_size, dtype)
 
+  @autograph.as_written
   def __call__(self, query: tf.Tensor, key: tf.Tensor | None = None,
                value: tf.Tensor | None = None, mask: tf.Tensor | None = None,
                *, is_training: types.BoolLike | None = None,
@@ -290,6 +293,7 @@ class MultiHeadAttention(base.Module):
                                    self._dropout_fn(is_training))
     return self._joined(outputs)
 
+  @autograph.as_written
   def _heads(self, projection: linear.Linear, inputs: tf.Tensor, heads: int,
              size: int) -> tf.Tensor:
     """`[B, T, D]` projected to `[B, T, heads, size]`.
@@ -303,6 +307,7 @@ class MultiHeadAttention(base.Module):
     return tf.reshape(projection(flat),
                       tf.stack([shape[0], shape[1], heads, size]))
 
+  @autograph.as_written
   def _joined(self, outputs: tf.Tensor) -> tf.Tensor:
     """`[B, T, H, V]` -> the output projection of `[B, T, H * V]`."""
     shape = tf.shape(outputs)
@@ -312,6 +317,7 @@ class MultiHeadAttention(base.Module):
     return tf.reshape(projected,
                       tf.stack([shape[0], shape[1], self.model_size]))
 
+  @autograph.as_written
   def _check_is_training(self, is_training: Any) -> None:
     if self._uses_dropout and is_training is None:
       raise ValueError(f"{checks.describe(self)} uses attention dropout "
@@ -324,11 +330,13 @@ class MultiHeadAttention(base.Module):
     if is_training is not None:
       checks.check_is_training(self, is_training)
 
+  @autograph.as_written
   def _dropout_fn(self, is_training: Any):
     if not self._uses_dropout:
       return None
     return lambda p: dropout.dropout(self, p, self.dropout_rate, is_training)
 
+  @autograph.as_written
   def _mask(self, mask: Any, queries: tf.Tensor,
             keys: tf.Tensor) -> tf.Tensor | None:
     """The mask as `[b, h, t, s]` booleans (axes of 1 broadcast)."""

@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 
@@ -42,6 +43,7 @@ class RotaryEmbedding(base.Module):
                                     max_wavelength)
     self.max_wavelength = max_wavelength
 
+  @autograph.as_written
   def __call__(self, inputs: tf.Tensor,
                positions: Any = None) -> tf.Tensor:
     """Rotates `inputs` of shape `[batch, time, heads, size]`.

@@ -48,25 +48,3 @@ def test_chunked_equals_plain(causal, masked):
   np.testing.assert_allclose(chunked, plain, rtol=1e-5, atol=1e-5)
   for a, b in zip(chunked_grads, plain_grads):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-
-
-def test_chunked_under_xla():
-  q, k, v = _qkv(heads=2, key_heads=2, t=6, s=6)
-
-  @tf.function(jit_compile=True)
-  def chunked(q, k, v):
-    with tf.GradientTape() as tape:
-      tape.watch(q)
-      out = functional.chunked_attention(q, k, v, causal=True, chunk_size=4)
-      loss = tf.reduce_sum(out ** 2)
-    return out, tape.gradient(loss, q)
-
-  order = functional.causal_allowed(tf.range(6), tf.range(6))[None, None]
-  with tf.GradientTape() as tape:
-    tape.watch(q)
-    plain = functional.attention(q, k, v, order)
-    loss = tf.reduce_sum(plain ** 2)
-  plain_grad = tape.gradient(loss, q)
-  out, grad = chunked(q, k, v)
-  np.testing.assert_allclose(out, plain, rtol=1e-5, atol=1e-5)
-  np.testing.assert_allclose(grad, plain_grad, rtol=1e-5, atol=1e-5)
