@@ -238,7 +238,7 @@ def train_dqn(poison=False, bad_env=False, num_steps=12, **loop):
   dqn = snt.scenarios.DQN(num_env_steps=num_steps * 4, num_envs=4,
                           buffer_size=64, batch_size=8, learning_starts=8,
                           target_update_every=3, epsilon=(1.0, 0.1, 0.5),
-                          seed=3, **loop)
+                          **{"seed": 3, **loop})
   dqn(snt.nets.MLP([8, 2], name="q"), keras.optimizers.Adam(0.01),
       _Guess(4, seed=1, poison_after=5 if poison else None,
              wide_reward=bad_env))
@@ -268,7 +268,7 @@ def train_sac(poison=False, bad_env=False, num_steps=12, **loop):
   tf.random.set_seed(0)
   sac = snt.scenarios.SAC(num_env_steps=num_steps * 2, num_envs=2,
                           buffer_size=32, batch_size=8, learning_starts=6,
-                          seed=3, **loop)
+                          **{"seed": 3, **loop})
   sac(snt.nets.MLP([8, 2], name="actor"), snt.nets.MLP([8, 1], name="q"),
       keras.optimizers.Adam(0.01),
       _Pendulum(2, seed=1, poison_after=5 if poison else None,
@@ -283,7 +283,7 @@ def train_td3(poison=False, bad_env=False, num_steps=12, **loop):
   td3 = snt.scenarios.TD3(num_env_steps=num_steps * 2, num_envs=2,
                           buffer_size=32, batch_size=8, learning_starts=6,
                           exploration_noise="ornstein_uhlenbeck",
-                          noise_std=0.5, seed=3, **loop)
+                          noise_std=0.5, **{"seed": 3, **loop})
   td3(snt.nets.MLP([8, 1], name="actor"), snt.nets.MLP([8, 1], name="q"),
       keras.optimizers.Adam(0.01),
       _Pendulum(2, seed=1, poison_after=5 if poison else None,

@@ -56,6 +56,7 @@ from sonnet_like.scenarios.run_folder import run_settings
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios.run_folder import saved_run
 from sonnet_like.scenarios import schedules
+from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios.run_folder import signals
 
 NonFiniteError = guard_lib.NonFiniteError
@@ -129,7 +130,6 @@ class Scenario(services.ScenarioServices):
       >>> images = np.random.default_rng(0).uniform(size=(256, 4))
       >>> run = Denoise(num_steps=200, log_every=20, progress=False,
       ...               precision="mixed_float16")
-      >>> tf.random.set_seed(0)  # The model's initial weights.
       >>> history = run(snt.Linear(4, name="denoiser"),
       ...               keras.optimizers.Adam(0.05), images)
       >>> round(history.train["loss"][-1], 2)  # The noise's variance.
@@ -158,7 +158,9 @@ class Scenario(services.ScenarioServices):
     on_nonfinite: "raise" (stop with `NonFiniteError`) or "skip" (drop that
       update and go on; `skipped_steps` counts them).
     clip_norm: Clip gradients to this global norm (summed in float32).
-    seed: Seed of `self.rng`, the scenario's checkpointed random generator.
+    seed: Decides the run: the first weights of every module whose
+      variables the run creates, the data order, environment resets and
+      `self.rng` (the checkpointed generator of all other noise).
     hooks: Extra `Hook`s, run after the built-in ones.
     progress: Show a progress bar: None for terminals only, True, False.
     tensorboard: Write TensorBoard logs under `save_dir/logs`.
@@ -348,8 +350,14 @@ class Scenario(services.ScenarioServices):
     """Runs (or resumes) the loop; returns the `History`.
 
     Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
-    (the loop, hooks, signals) and `SavedRun.finish` (the last save).
+    (the loop, hooks, signals) and `SavedRun.finish` (the last save). The
+    scenario's seed is TensorFlow's global seed meanwhile (`seed.py`):
+    modules without variables yet are built from it.
     """
+    with seed_lib.global_seed(self.seed):
+      return self._run()
+
+  def _run(self) -> history_lib.History:
     if self.dry_run:
       return dry_run_lib.run(self, type(self).export is not Scenario.export)
     strategy = self.strategy

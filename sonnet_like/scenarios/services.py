@@ -20,6 +20,7 @@ import tensorflow as tf
 from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios.compiled import precision as precision_lib
+from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios.compiled import step as step_lib
 
@@ -69,8 +70,10 @@ class ScenarioServices:
       check: Raises an error naming the scenario and `argument` if the
         element structure is not what the scenario takes.
     """
-    self._feed = data_lib.Feed(type(self).__name__, argument, data,
-                               batch_size, self.loop.seed, shuffle, check)
+    # tf.data seeds its shuffle from the global seed too: `seed` alone.
+    with seed_lib.global_seed(self.loop.seed):
+      self._feed = data_lib.Feed(type(self).__name__, argument, data,
+                                 batch_size, self.loop.seed, shuffle, check)
 
   def say(self, message: str) -> None:
     """Prints `message` on stderr, once per run (by the chief)."""
