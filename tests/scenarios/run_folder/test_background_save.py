@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import tensorflow as tf
 
 import tests
 import sonnet_like as snt
+from sonnet_like.core import files
 from sonnet_like.scenarios.run_folder import background_save
 from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios.run_folder import snapshot
@@ -37,10 +39,13 @@ def uninterrupted(tmp_path_factory):
       base / "scenario_table_uninterrupted")
 
 
+@pytest.mark.parametrize("where", ["local", "ram"])
 def test_a_failed_write_is_raised_by_the_next_save_naming_its_step(
-    tmp_path, monkeypatch):
+    where, tmp_path, monkeypatch):
+  folder = (str(tmp_path) if where == "local" else
+            f"ram://background_save/{uuid.uuid4().hex}")
   variable = tf.Variable(1.0)
-  saver = checkpointing.Checkpointer(str(tmp_path), {"v": variable},
+  saver = checkpointing.Checkpointer(folder, {"v": variable}, max_to_keep=1,
                                      owner="Supervised", async_save=True)
   real_write = snapshot.Snapshot.write
 
@@ -57,16 +62,26 @@ def test_a_failed_write_is_raised_by_the_next_save_naming_its_step(
   assert caught.value.step == 1
   assert isinstance(caught.value.__cause__, tf.errors.UnavailableError)
   assert saver.latest is None  # Nothing was written.
-  assert sorted(os.listdir(tmp_path)) == [".lock"]  # No index, no history.
+  assert sorted(files.listdir(folder)) == [".lock"]  # No index, no history.
   monkeypatch.setattr(snapshot.Snapshot, "write", real_write)
-  saver.save(2)  # The next save after the error writes again.
+  for step in (2, 3):  # The next saves write again, and rotate.
+    variable.assign(float(step))
+    saver.save(step, after={"history.json": f"{step}"})
+    variable.assign(-1.0)  # After the snapshot: not written.
   saver.wait()
-  assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2")
+  assert sorted(files.listdir(folder)) == [
+      ".lock", "checkpoint", "ckpt-3.data-00000-of-00001", "ckpt-3.index",
+      "history.json"]
+  assert files.read_text(files.join(folder, "history.json")) == "3"
   monkeypatch.setattr(snapshot.Snapshot, "write", broken_write)
-  saver.save(3)
-  with pytest.raises(background_save.BackgroundSaveError, match="step 3"):
+  saver.save(4)
+  with pytest.raises(background_save.BackgroundSaveError, match="step 4"):
     saver.close()  # The end of a run raises the last write's error.
-  assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-2")
+  restored = tf.Variable(0.0)
+  with checkpointing.Checkpointer(folder, {"v": restored},
+                                  say=lambda m: None) as loader:
+    assert loader.restore().endswith("ckpt-3")
+  assert float(restored) == 3.0
 
 
 class _Recorder(snt.scenarios.Hook):
@@ -142,6 +157,7 @@ _KILLED_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import conftest  # TensorFlow set up as in the test process.
     import sonnet_like as snt
+from sonnet_like.core import files
     from sonnet_like.scenarios.run_folder import snapshot
     from tests import scenario_table
     at_6, stuck = threading.Event(), threading.Event()
