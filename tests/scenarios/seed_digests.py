@@ -1,14 +1,15 @@
 """Trains every scenario tiny with one seed and prints digests of the result.
 
-`python seed_digests.py SEED [NAME ...]` prints one JSON object,
-{name: {"weights": digest, "state": digest}}, for the runs named (all by
-default): every row of the scenario table (their own
-`tf.random.set_seed(0)` is made a no-op: nothing but `seed=` seeds them),
-a Supervised MLP with dropout, and the RL recipes as a new user runs them
-(`recipe.scenario(seed=...)`, `recipe.networks()`, a gymnasium id).
-"weights" digests the models' variables, "state" everything the checkpoint
-holds. test_seed.py runs a few of them in fresh processes (the suite's
-time); run all of them by hand, twice with one seed and once with another:
+`python seed_digests.py SEEDS [NAME ...]` prints one JSON object,
+{seed: {name: {"weights": digest, "state": digest}}}, for each of the
+comma-separated SEEDS in turn and the runs named (all by default): every
+row of the scenario table (their own `tf.random.set_seed(0)` is made a
+no-op: nothing but `seed=` seeds them), a Supervised MLP with dropout, and
+the RL recipes as a new user runs them (`recipe.scenario(seed=...)`,
+`recipe.networks()`, a gymnasium id). "weights" digests the models'
+variables, "state" everything the checkpoint holds. test_seed.py runs two
+of them (the suite's time); run them all by hand, twice with one seed and
+once with another, in fresh processes:
 
     python tests/scenarios/seed_digests.py 3 > a.json   # every run
 """
@@ -85,14 +86,17 @@ def runs(seed: int) -> dict:
   return named
 
 
-def main(seed: int, names: list[str]) -> None:
-  named = runs(seed)
-  trained = {name: named[name]() for name in names or named}
-  print(json.dumps({
-      name: {"weights": digest(scenario_table.model_arrays(scenario)),
-             "state": digest(scenario_table.state_arrays(scenario))}
-      for name, scenario in trained.items()}))
+def main(seeds: list[int], names: list[str]) -> None:
+  digests = {}
+  for seed in seeds:
+    named = runs(seed)
+    trained = {name: named[name]() for name in names or named}
+    digests[seed] = {
+        name: {"weights": digest(scenario_table.model_arrays(scenario)),
+               "state": digest(scenario_table.state_arrays(scenario))}
+        for name, scenario in trained.items()}
+  print(json.dumps(digests))
 
 
 if __name__ == "__main__":
-  main(int(sys.argv[1]), sys.argv[2:])
+  main([int(seed) for seed in sys.argv[1].split(",")], sys.argv[2:])
