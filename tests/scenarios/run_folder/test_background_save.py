@@ -157,7 +157,6 @@ _KILLED_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import conftest  # TensorFlow set up as in the test process.
     import sonnet_like as snt
-from sonnet_like.core import files
     from sonnet_like.scenarios.run_folder import snapshot
     from tests import scenario_table
     at_6, stuck = threading.Event(), threading.Event()
