@@ -378,7 +378,7 @@ class Scenario(services.ScenarioServices):
 
   def _create_state(self) -> None:
     """The engine's variables, the data iterator, then the scenario's."""
-    self.traced_step.create(per_call=self.checks_per_call)
+    self.traced_step.create(self.updates, per_call=self.checks_per_call)
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
     if self._feed is not None:

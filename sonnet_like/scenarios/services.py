@@ -1,14 +1,15 @@
 """What a scenario's subclasses use: fed data and the traced step's services.
 
 `ScenarioServices` is the base of `Scenario` (`engine.py`): it holds the
-fed data (`data.Feed`) and the traced step (`step.TracedStep`, as
-`traced_step`) and offers them as methods a subclass calls in `__call__`,
-`build`, `next_inputs` and `train_step` (`feed`, `example_batch`,
-`next_batch`, `split_for_replicas`, `forward`, `gradients`,
-`apply_update`, `build_optimizer`, `ema_weights`), with the counters
-hooks read. Every one
-of them is one line: the work is done by `data.py` and `step.py`. The
-subclass contract and the Python loop are `Scenario`'s.
+fed data (`data.Feed`) and the traced step (`compiled/step.TracedStep`,
+as `traced_step`) and offers them as the methods every subclass calls,
+the built-in scenarios as a user's, in `__call__`, `build`, `next_inputs`
+and `train_step` (`feed`, `example_batch`, `next_batch`,
+`split_for_replicas`, `check_optimizer`, `forward`, `in_precision`,
+`gradients`, `apply_update`, `minimize`, `build_optimizer`,
+`ema_weights`), with the counters hooks read. The work is done by
+`data.py`, the traced step and each optimizer's `Updater`. The subclass
+contract and the Python loop are `Scenario`'s.
 """
 
 import contextlib
@@ -23,6 +24,7 @@ from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios.compiled import step as step_lib
+from sonnet_like.scenarios.updates import kinds
 
 NO_DATA_ERROR = ("{owner}: no data was fed; call self.feed(data, "
                  "batch_size=...) {where}.")
@@ -45,7 +47,7 @@ class ScenarioServices:
     self.loop, self.guard, self.precision = loop, guard, precision
     self.updates = updates or settings.UpdateSettings()
     self.traced_step = step_lib.TracedStep(type(self).__name__, precision,
-                                           guard, self.updates)
+                                           guard)
     self._feed: data_lib.Feed | None = None
 
   # ---- Data the engine feeds (`data.Feed`). ----
@@ -136,6 +138,21 @@ class ScenarioServices:
     """
     return self.traced_step.forward(model, inputs, is_training)
 
+  def check_optimizer(self, optimizer: Any,
+                      argument: str = "optimizer") -> None:
+    """Refuses, in `__call__`, what is not a Keras or Sonnet-style
+    optimizer, and a Keras `LossScaleOptimizer` (use
+    `precision="mixed_float16"`); `argument` names it in the error."""
+    kinds.check_optimizer(type(self).__name__, optimizer, argument)
+
+  def in_precision(self, model: Any,
+                   call: Callable[[Any], Any] | None = None
+                   ) -> Callable[[Any], Any]:
+    """`call` (by default `model`) as `forward` runs it, bound once (in
+    `build`) for a step that calls it: in the precision while the step is
+    traced; under "float32", `call` itself."""
+    return self.traced_step.in_precision(model, call)
+
   def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
                 variables: Sequence[tf.Variable]) -> list[Any]:
     """The gradients of `loss` for `apply_update`; use in `train_step`.
@@ -145,19 +162,41 @@ class ScenarioServices:
     runs in float16, where small gradients would flush to zero);
     `apply_update` unscales them. Pass them to it unchanged.
     """
-    return self.traced_step.gradients(tape, loss, variables)
+    scales = self.traced_step.shared.scales
+    if scales is None:
+      return tape.gradient(loss, variables)
+    return scales.gradients(tape, loss, variables)
 
   def apply_update(self, optimizer: Any, grads: Any, variables: Any,
                    loss: tf.Tensor | None = None) -> tf.Tensor:
-    """Applies gradients with the NaN guard and clipping; use in train_step.
+    """Applies gradients through `optimizer`'s updater; use in train_step.
 
-    Under a multi-replica strategy the gradients are summed over replicas
-    here, so compute them from a loss scaled by the global batch size.
+    The update gets every feature of the scenario: the NaN guard (with
+    `loss` in the check), clipping, the loss scale, accumulation and the
+    learning-rate schedule. While the step is traced,
+    `optimizer.apply_gradients(...)` (Keras) or `optimizer.apply(...)`
+    (Sonnet-style) of an optimizer in `trackables()` does the same, without
+    the loss. Under a multi-replica strategy the gradients are summed over
+    replicas here, so compute them from a loss scaled by the global batch
+    size.
 
     Returns:
       A scalar bool tensor: whether the update was finite.
     """
-    return self.traced_step.apply_update(optimizer, grads, variables, loss)
+    return self._updater(optimizer).apply(grads, variables, loss)
+
+  def minimize(self, tape: tf.GradientTape, loss: tf.Tensor,
+               variables: Sequence[tf.Variable], optimizer: Any) -> tf.Tensor:
+    """`apply_update(optimizer, gradients(tape, loss, variables),
+    variables, loss)`: one loss's whole update (Keras' `minimize`)."""
+    variables = list(variables)
+    return self._updater(optimizer).apply(
+        self.gradients(tape, loss, variables), variables, loss)
+
+  def _updater(self, optimizer: Any) -> Any:
+    """`optimizer`'s `Updater` (made by `build_optimizer`, or now)."""
+    found = self.traced_step.updaters.get(id(optimizer))
+    return found if found is not None else self.traced_step.updater(optimizer)
 
   def build_optimizer(self, optimizer: Any,
                       variables: Sequence[tf.Variable]) -> None:
@@ -168,6 +207,11 @@ class ScenarioServices:
     `LossScaleOptimizer` is refused (use `precision="mixed_float16"`).
     """
     self.traced_step.build_optimizer(optimizer, variables)
+
+  def ema_of(self, name: str) -> Any:
+    """The weight average of the model named `name` in `models()` (a
+    `WeightEMA`), or None without `ema` for it."""
+    return self.traced_step.averages.averages.get(name)
 
   def ema_weights(self) -> contextlib.AbstractContextManager:
     """Inside the block the models with an `ema` hold their averaged

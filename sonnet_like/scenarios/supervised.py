@@ -191,7 +191,7 @@ class Supervised(engine.Scenario):
     """
     if not callable(model):
       raise TypeError(f"Supervised: model must be callable, got {model!r}.")
-    self.traced_step.check_optimizer(optimizer)
+    self.check_optimizer(optimizer)
     self.loss = losses_lib.as_per_example("Supervised", "loss_fn", loss_fn)
     self.metrics = self._resolve_metrics(metrics)
     for name, metric in self.metrics.items():
@@ -246,8 +246,7 @@ class Supervised(engine.Scenario):
         [self.model], lambda: calling.bound_model(self.model, inputs, True))
     # The model as `train_step` calls it, found once: `self.forward(model,
     # inputs, is_training=True)` without looking again at every trace.
-    self._model_in_training = self.traced_step.in_precision(self.model,
-                                                            in_training)
+    self._model_in_training = self.in_precision(self.model, in_training)
     self.build_optimizer(self.optimizer, self.model.trainable_variables)
     if self._first_batch is not None:  # Every variable change is undone.
       inputs, targets, _ = unpack(self._first_batch)
@@ -281,19 +280,21 @@ class Supervised(engine.Scenario):
   def train_step(self, data):
     """One step on this replica's share of the global batch.
 
-    Override it for a custom step; run the model with `self.forward`, take
-    gradients with `self.gradients(tape, loss, variables)` and call
-    `self.apply_update(optimizer, grads, variables, loss=loss)` to keep the
-    precision, loss scaling, NaN guard, clipping and distribution.
+    Override it for a custom step: run the model with `self.forward`, take
+    gradients with `self.gradients(tape, loss, variables)` and apply them
+    with `self.apply_update(self.optimizer, grads, variables, loss=loss)`
+    (or `self.minimize(tape, loss, variables, self.optimizer)`, as here),
+    which keep the precision, loss scaling, NaN guard, clipping,
+    accumulation, the learning-rate schedule and distribution.
+    `self.optimizer.apply_gradients(...)` keeps them too, without the loss
+    in the check.
     """
     inputs, targets, weights = unpack(data)
     with tf.GradientTape() as tape:
       outputs = self._model_in_training(inputs)  # self.forward, bound.
       loss = self.compute_loss(inputs, targets, outputs, weights)
-    self.traced_step.minimize(tape, loss, self.model.trainable_variables,
-                              self.optimizer)
+    self.minimize(tape, loss, self.model.trainable_variables, self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
-    # With one replica the logged loss is the checked one (no second check).
     logs = {"loss": loss if replicas == 1 else loss * replicas}
     for name, values in _metric_values(outputs, targets,
                                        self._train_metrics).items():

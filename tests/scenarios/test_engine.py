@@ -203,7 +203,10 @@ def test_gan_shaped_scenario_runs_and_resumes_exactly(tmp_path):
                     clip_norm=1.0)
   history = whole()
   assert whole.critic_updates.numpy() == 36
+  # Each optimizer's rate is logged under its trackables() name.
   assert set(history.train) == {"step", "gen_loss", "critic_loss",
+                                "learning_rate_gen_opt",
+                                "learning_rate_critic_opt",
                                 "steps_per_second"}
 
   tf.random.set_seed(0)

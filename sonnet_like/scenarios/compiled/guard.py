@@ -1,15 +1,13 @@
-"""The NaN guard, with its per-call rollback.
+"""The NaN guard's verdicts: what failed where, and the per-call rollback.
 
-`apply_update` is the guarded optimizer step a traced step makes: it
-all-reduces gradients across replicas, checks them (and the loss) for
-NaN/Inf, clips them by global norm and applies them with either kind of
-optimizer. Its finiteness verdict goes to a `FiniteRecorder`, so the engine
-can stop or skip exactly at that step. With the per-call check
-(`nonfinite_check="call"`) it applies the update unconditionally and checks
-only the loss (and the clipping norm), and `CallRollback` checks the updated
-weights and slots once at the end of each compiled call and undoes the call
-if any went non-finite: no reduction per gradient and no condition between
-the backward pass and the update. `nonfinite_error` says what failed
+The guarded update itself (all-reduce, NaN/Inf check, clipping, the
+conditional apply) is each optimizer's `Updater` (`updates/updater.py`); its
+verdicts go to the traced step's `FiniteRecorder`, so the engine can stop
+or skip exactly at the failing step. With the per-call check
+(`nonfinite_check="call"`) the updates are applied unconditionally and only
+the losses (and clipping norms) are checked per step: `CallRollback` checks
+the updated weights and slots once at the end of each compiled call and
+undoes the call if any went non-finite. `nonfinite_error` says what failed
 where.
 """
 
@@ -18,7 +16,8 @@ from typing import Any, Iterable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import autograph
-from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
+from sonnet_like.scenarios.updates import updater as updater_lib
+
 
 NONFINITE_POLICIES = ("raise", "skip")
 
@@ -45,17 +44,6 @@ NONFINITE_CALL_ERROR = (
     "rate, clip gradients (clip_norm=...), check the data, or pass "
     "on_nonfinite='skip' to drop such updates (nonfinite_check='step' "
     "checks every update before it is applied).")
-
-UNUSED_VARIABLES = (
-    "{owner}: no gradient reached {names}; they are not trained. Remove them "
-    "from the variables passed to apply_update, make the loss use them, or "
-    "pass unused_variables='ignore' (or 'raise' to make this an error).")
-
-
-NOT_AN_OPTIMIZER_ERROR = (
-    "{owner}: optimizer must have apply_gradients(grads_and_vars) (Keras) or "
-    "apply(updates, parameters) (sonnet_like / Sonnet), got {value!r}.")
-
 
 
 
@@ -136,154 +124,6 @@ def state_variables(objects: Iterable[Any]) -> list[tf.Variable]:
   return found
 
 
-@autograph.as_written
-def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
-  """A scalar bool: every element of every (floating) tensor is finite.
-
-  Checked on the sum of all elements, one reduction per non-scalar tensor:
-  NaN and Inf propagate into it. A finite sum that overflows float32 (beyond
-  ~3e38) also counts as non-finite, which only happens once training has
-  diverged. Kept to as few graph ops as possible: it runs every step.
-  """
-  def total(t):
-    if t.dtype in (tf.float16, tf.bfloat16):  # Their sums overflow early.
-      t = tf.cast(t, tf.float32)
-    return t if t.shape.rank == 0 else tf.reduce_sum(t)
-
-  sums = [total(t) for t in tensors if t is not None and t.dtype.is_floating]
-  if not sums:
-    return tf.constant(True)
-  if len({x.dtype for x in sums}) > 1:
-    sums = [tf.cast(x, tf.float64) for x in sums]
-  return tf.math.is_finite(sums[0] if len(sums) == 1 else tf.add_n(sums))
-
-
-def clip_by_global_norm(grads: Sequence[tf.Tensor], clip_norm: float
-                        ) -> tuple[list[tf.Tensor], tf.Tensor]:
-  """Scales `grads` so that their global L2 norm is at most `clip_norm`.
-
-  Unlike `tf.clip_by_global_norm`, the squares are summed in float32 (float64
-  if a gradient is float64), so float16 gradients do not overflow at a norm
-  of ~360 and gradients of mixed precisions can be clipped together.
-
-  Returns:
-    The clipped gradients and the global norm. The norm is non-finite exactly
-    when a gradient is, or when it exceeds ~1.8e19 in float32: the update's
-    NaN/Inf check when clipping is on, at no extra cost.
-  """
-  wide = (tf.float64 if any(g.dtype == tf.float64 for g in grads)
-          else tf.float32)
-  halves = [tf.nn.l2_loss(g if g.dtype == wide else tf.cast(g, wide))
-            for g in grads]
-  norm = tf.sqrt(2.0 * (halves[0] if len(halves) == 1 else tf.add_n(halves)))
-  scale = clip_norm / tf.maximum(norm, clip_norm)
-  return [g * tf.cast(scale, g.dtype) for g in grads], norm
-
-
-
-def apply_to_optimizer(optimizer: Any, grads: Sequence[tf.Tensor],
-                       variables: Sequence[tf.Variable]) -> None:
-  """Applies `grads` with a Keras (`apply_gradients`) or Sonnet optimizer."""
-  if hasattr(optimizer, "apply_gradients"):
-    optimizer.apply_gradients(zip(grads, variables))
-  elif hasattr(optimizer, "apply"):
-    optimizer.apply(list(grads), list(variables))
-  else:
-    raise TypeError(NOT_AN_OPTIMIZER_ERROR.format(owner="Scenario",
-                                                  value=optimizer))
-
-
-
-def apply_update(optimizer: Any, grads: Sequence[tf.Tensor | None],
-                 variables: Sequence[tf.Variable], *,
-                 loss: tf.Tensor | None = None,
-                 clip_norm: float | None = None,
-                 recorder: Any = None,
-                 loss_scale: "loss_scale_lib.DynamicLossScale | None" = None,
-                 scale: tf.Tensor | None = None,
-                 deferred: bool = False) -> tf.Tensor:
-  """Guarded optimizer step, to be called in replica context.
-
-  Args:
-    optimizer: A Keras optimizer or a sonnet_like/Sonnet optimizer.
-    grads: Gradients of this replica's (globally scaled) loss; None entries
-      are dropped with their variables.
-    variables: The variables the gradients belong to.
-    loss: This replica's loss, included in the NaN/Inf check.
-    clip_norm: Clip the (all-reduced) gradients to this global norm.
-    recorder: Where to record the finiteness verdict (a
-      `step.FiniteRecorder`), if anywhere.
-    loss_scale: With `scale`: the gradients are of `loss * scale`. They are
-      unscaled (before clipping); an update whose gradients overflow while
-      the loss is finite is skipped and `loss_scale` adjusted, and it does
-      not count as non-finite unless the scale is already 1.
-    scale: The scale the gradients were computed with.
-    deferred: Apply the update whatever its values and check only the loss
-      (and the clipping norm, which is computed anyway): the gradients are
-      checked through the state they leave, by `CallRollback` at the end of
-      the compiled call. Not with `loss_scale`.
-
-  Returns:
-    A scalar bool tensor, True when the update was finite (or an overflow
-    handled by the loss scale).
-  """
-  pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
-  if not pairs:
-    raise ValueError("Scenario: no variable received a gradient; check that "
-                     "the loss depends on the variables passed to the update.")
-  grads = [tf.convert_to_tensor(g) for g, _ in pairs]
-  variables = [v for _, v in pairs]
-  strategy = tf.distribute.get_strategy()
-  replicas = strategy.num_replicas_in_sync
-  losses = [] if loss is None else [loss]
-  if replicas > 1:
-    context = tf.distribute.get_replica_context()
-    grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-    losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
-              for x in losses]
-  if loss_scale is None:
-    if clip_norm is None:
-      # Deferred: the gradients are checked through the state they leave.
-      ok = all_finite(losses if deferred else list(grads) + losses)
-    else:  # The global norm doubles as the check: no reduction of its own.
-      grads, norm = clip_by_global_norm(grads, clip_norm)
-      ok = all_finite([norm] + losses)
-    verdict = ok
-  else:
-    # Unscaled before clipping. The loss is checked apart: an overflow is
-    # the scale's business (skip, halve), a non-finite loss the NaN guard's.
-    grads = [g * tf.cast(1.0 / scale, g.dtype) for g in grads]
-    if clip_norm is None:
-      grads_finite = all_finite(grads)
-    else:
-      grads, norm = clip_by_global_norm(grads, clip_norm)
-      grads_finite = all_finite([norm])
-    loss_finite = all_finite(losses)
-    ok = tf.logical_and(grads_finite, loss_finite)
-    overflow = loss_scale.update(grads_finite, loss_finite)
-    verdict = tf.logical_or(ok, tf.logical_and(overflow, scale > 1.0))
-  if recorder is not None:
-    recorder.record(verdict, loss)
-
-  if replicas > 1 and not deferred:
-    # The optimizer synchronises (merge_call) inside its update, which cannot
-    # sit inside tf.cond: a non-finite update is zeroed instead of dropped.
-    grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
-  if replicas > 1 and hasattr(optimizer, "apply_gradients"):
-    # Keras sums the gradients over replicas again: hand it each share.
-    grads = [g / replicas for g in grads]
-  if deferred or replicas > 1:
-    apply_to_optimizer(optimizer, grads, variables)
-    return verdict
-
-  def apply():
-    apply_to_optimizer(optimizer, grads, variables)
-    return tf.constant(True)
-
-  tf.cond(ok, apply, lambda: tf.constant(False))
-  return verdict
-
-
 class CallRollback:
   """Undoes a compiled call in which an update went non-finite.
 
@@ -327,7 +167,7 @@ class CallRollback:
     """Whether the call was finite; if not, its changes are undone."""
     checked = [v for v in state_variables(self._updated)
                if v.dtype.is_floating]
-    ok = tf.logical_and(steps_finite, all_finite(checked))
+    ok = tf.logical_and(steps_finite, updater_lib.all_finite(checked))
 
     def undo():
       self.failed_at.assign(tf.where(steps_finite, tf.constant(-1, tf.int64),

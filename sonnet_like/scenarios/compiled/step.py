@@ -1,172 +1,74 @@
 """The traced step: what runs inside a scenario's compiled call, one owner.
 
-`TracedStep` owns everything a scenario's `train_step` runs on: the step
-and skip counters, the forward pass in the scenario's precision, the loss
-scale (`loss_scale.py`), the guarded update with its rollback (`guard.py`),
-the per-step verdicts (`FiniteRecorder`), the unused-variable policy
-(`UnusedVariables`), the optimizer checks and `build_optimizer`, the update
-settings (gradient accumulation, `accumulation.py`; the weights' EMA,
-`ema.py`; the learning-rate schedule, `learning_rate.py`), and the
-compiled call itself (`compile`: the inputs + `train_step`, K steps per
-call in one `tf.function`, `make_train_function`). `Scenario` offers its
-services (`forward`, `gradients`, `apply_update`, `build_optimizer`)
-through one-line delegates (`services.py`), and the built-in scenarios call
-them on `scenario.traced_step` directly (with `minimize`, gradients and
-update in one call). The Python loop around the call is the engine's.
+`TracedStep` keeps the step and skip counters, the forward pass in the
+scenario's precision, the per-step verdicts (`FiniteRecorder`), the
+unused-variable policy, one `Updater` per optimizer (`updates/updater.py`:
+the optimizer's slots, schedule, accumulation and guarded apply), the
+weight averages, and the compiled call itself (`compile`: the inputs +
+`train_step`, K steps per call in one `tf.function`,
+`make_train_function`). While `train_step` is traced, the optimizers'
+own `apply_gradients` / `apply` go through their updaters. `Scenario`
+offers the services (`forward`, `gradients`, `apply_update`, `minimize`,
+`build_optimizer`) that its subclasses, built-in or a user's, call. The
+Python loop around the call is the engine's.
 """
 
 import contextlib
-import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import tensorflow as tf
 
 from sonnet_like.core import autograph
 from sonnet_like.core import utils
-from sonnet_like.scenarios.updates import accumulation as accumulation_lib
 from sonnet_like.scenarios import data as data_lib
-from sonnet_like.scenarios.updates import ema as ema_lib
-from sonnet_like.scenarios.compiled import guard as guard_lib
-from sonnet_like.scenarios.updates import learning_rate as learning_rate_lib
-from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
-from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios import settings as settings_lib
-
-LOSS_SCALE_OPTIMIZER_ERROR = (
-    "{owner}: {argument} is a Keras LossScaleOptimizer, which expects its own "
-    "scale_loss() before the gradients; scenarios do not call it, so every "
-    "gradient would be divided by its scale. Pass its inner optimizer "
-    "({argument}.inner_optimizer) and precision='mixed_float16': the scenario "
-    "then scales the loss itself, dynamically, inside the compiled step (the "
-    "scale is checkpointed).")
-
-
-@autograph.as_written
-def is_loss_scale_optimizer(optimizer: Any) -> bool:
-  """A Keras (3 or tf_keras) `LossScaleOptimizer`, by its surface."""
-  return (hasattr(optimizer, "inner_optimizer") and
-          (hasattr(optimizer, "dynamic_scale") or
-           hasattr(optimizer, "loss_scale") or
-           hasattr(optimizer, "scale_loss")))
-
-
-def _optimizer_variables(optimizer: Any) -> list[tf.Variable]:
-  try:
-    return list(getattr(optimizer, "variables", ()))
-  except ValueError:  # A sonnet_like module with no variables yet.
-    return []
-
-
-def build_optimizer(optimizer: Any,
-                    variables: Sequence[tf.Variable]) -> None:
-  """Creates an optimizer's slot variables now (eagerly), changing nothing.
-
-  Keras optimizers have `build`. A Sonnet-style optimizer creates its slots
-  on its first `apply`: inside the compiled step, that would make
-  `tf.function` trace the step twice (once to create them), and under a
-  multi-replica strategy it is refused (mirrored variables cannot be created
-  there). So `apply` is run once here with zero updates, then every variable
-  it touched is put back: parameters and old optimizer variables to their
-  values, new slots to zero (the initial value of every Sonnet optimizer's
-  slots).
-  """
-  variables = list(variables)
-  if hasattr(optimizer, "apply_gradients"):
-    if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
-      optimizer.build(variables)
-    return
-  before = _optimizer_variables(optimizer)
-  saved = [(v, tf.identity(v)) for v in variables + before]
-  known = {v.ref() for v in before}
-  optimizer.apply([tf.zeros(v.shape, v.dtype) for v in variables], variables)
-  for variable, value in saved:
-    variable.assign(value)
-  for variable in _optimizer_variables(optimizer):
-    if variable.ref() not in known:
-      variable.assign(tf.zeros(variable.shape, variable.dtype))
-
+from sonnet_like.scenarios.compiled import guard as guard_lib
+from sonnet_like.scenarios.compiled import precision as precision_lib
+from sonnet_like.scenarios.updates import accumulation as accumulation_lib
+from sonnet_like.scenarios.updates import ema as ema_lib
+from sonnet_like.scenarios.updates import kinds
+from sonnet_like.scenarios.updates import loss_scale as loss_scale_lib
+from sonnet_like.scenarios.updates import updater as updater_lib
 
 class FiniteRecorder:
-  """Collects, inside a traced step, whether this replica's updates were finite.
+  """Whether one traced step's updates were finite: opens the step's
+  `Verdicts` (its updaters add theirs) and reduces them to one verdict.
 
-  Verdicts made directly in the step's graph are kept as tensors (free).
-  Those made inside a nested graph (a `tf.range` loop or `tf.cond` branch of
-  the step, e.g. a GAN's critic loop) cannot leave it, so they are counted in
-  a variable instead.
+  Verdicts made directly in the step's graph are kept as tensors (free);
+  those made inside a nested graph (a `tf.range` loop or `tf.cond` branch
+  of the step, e.g. a GAN's critic loop) are counted in a variable.
   """
 
-  def __init__(self):
-    self._count: tf.Variable | None = None
-    self._flags: list[tf.Tensor] = []
-    self._losses: list[tf.Tensor] = []
-    self._graph: Any = None
-    self._counted = False
+  def __init__(self, verdicts: updater_lib.Verdicts):
+    self.verdicts = verdicts
 
   def create(self) -> None:
     """Creates the counter; call in the strategy scope."""
-    self._count = tf.Variable(
+    self.verdicts.count = tf.Variable(
         0.0, trainable=False, name="nonfinite_updates",
         synchronization=tf.VariableSynchronization.ON_READ,
         aggregation=tf.VariableAggregation.SUM)
 
   @autograph.as_written
   def start(self) -> None:
-    self._flags, self._losses, self._counted = [], [], False
-    self._graph = tf.compat.v1.get_default_graph()
-
-  @autograph.as_written
-  def record(self, ok: tf.Tensor, loss: tf.Tensor | None = None) -> None:
-    """Records a verdict, and the loss tensor it covered (if any)."""
-    if self._graph is None:
-      return
-    if tf.compat.v1.get_default_graph() is self._graph:
-      self._flags.append(ok)
-      if loss is not None:
-        self._losses.append(loss)
-      return
-    if self._count is None:
-      raise RuntimeError("FiniteRecorder.create() was not called.")
-    self._counted = True
-    self._count.assign_add(1.0 - tf.cast(ok, tf.float32))
-
-  @autograph.as_written
-  def checked(self, tensor: tf.Tensor) -> bool:
-    """Whether `tensor` itself was covered by a verdict of this step."""
-    return any(tensor is loss for loss in self._losses)
+    verdicts = self.verdicts
+    verdicts.flags, verdicts.counted, verdicts.covered_loss = [], False, False
+    verdicts.graph = tf.compat.v1.get_default_graph()
 
   @autograph.as_written
   def finish(self) -> tf.Tensor:
-    ok = self._flags[0] if self._flags else tf.constant(True)
-    for flag in self._flags[1:]:
+    verdicts = self.verdicts
+    ok = verdicts.flags[0] if verdicts.flags else tf.constant(True)
+    for flag in verdicts.flags[1:]:
       ok = tf.logical_and(ok, flag)
-    if self._counted:
+    if verdicts.counted:
       # Read, then zero it for the next step.
-      ok = tf.logical_and(ok, tf.equal(self._count.read_value(), 0.0))
+      ok = tf.logical_and(ok, tf.equal(verdicts.count.read_value(), 0.0))
       with tf.control_dependencies([ok]):
-        self._count.assign(0.0)
-    self._flags, self._losses, self._graph = [], [], None
+        verdicts.count.assign(0.0)
+    verdicts.flags, verdicts.graph = [], None
     return ok
 
-
-class UnusedVariables:
-  """The policy for variables given to an update that got no gradient:
-  "warn" once per set of names, "raise", or "ignore"."""
-
-  def __init__(self, owner: str, policy: str):
-    self.owner, self.policy = owner, policy
-    self._warned: set[tuple[str, ...]] = set()
-
-  @autograph.as_written
-  def check(self, grads: Sequence[Any], variables: Sequence[Any]) -> None:
-    unused = [v.name for g, v in zip(grads, variables) if g is None]
-    if not unused or self.policy == "ignore":
-      return
-    message = guard_lib.UNUSED_VARIABLES.format(owner=self.owner, names=unused)
-    if self.policy == "raise":
-      raise ValueError(message)
-    if tuple(unused) not in self._warned:
-      self._warned.add(tuple(unused))
-      warnings.warn(message, stacklevel=3)  # Whoever called apply_update.
 
 class TracedStep:
   """What runs inside a scenario's compiled call, in one place.
@@ -174,35 +76,42 @@ class TracedStep:
   Made with the scenario; `create` makes its variables (in the strategy
   scope, before restoring) and `compile` wraps the scenario's `train_step`
   (per replica) and its inputs (cross-replica) into one `tf.function`.
-  While `train_step` is traced, `forward` runs models in the precision;
-  `gradients` scales the loss under "mixed_float16"; `apply_update` is the
-  guarded update, whose verdicts the compiled call returns with its logs.
+  While `train_step` is traced, `forward` runs models in the precision and
+  each optimizer's `Updater` (`updater`) makes its updates, whose verdicts
+  the compiled call returns with its logs.
 
   Args:
     owner: The scenario's name, for errors.
     precision: The scenario's precision.
     guard: What the NaN guard does and how it checks.
-    updates: Accumulation, EMA and learning-rate schedule (read at
-      `create`).
   """
 
   def __init__(self, owner: str, precision: precision_lib.Precision,
-               guard: settings_lib.GuardSettings,
-               updates: settings_lib.UpdateSettings | None = None):
+               guard: settings_lib.GuardSettings):
     self.owner, self.precision, self.guard = owner, precision, guard
-    self.updates = updates or settings_lib.UpdateSettings()
-    self.accumulator: accumulation_lib.GradientAccumulator | None = None
     self.averages = ema_lib.ModelEMAs(owner, None)
-    self.rates = learning_rate_lib.LearningRates(owner, None)
-    self.recorder = FiniteRecorder()
-    self.unused = UnusedVariables(owner, guard.unused_variables)
+    self.shared = updater_lib.Shared(owner)
+    self.recorder = FiniteRecorder(self.shared.verdicts)
     self.step: tf.Variable | None = None
     self.skipped: tf.Variable | None = None
-    self.loss_scale: loss_scale_lib.DynamicLossScale | None = None
-    self.rollback: guard_lib.CallRollback | None = None
-    self._scales: loss_scale_lib.GradientScales | None = None
+    self.updaters: dict[int, updater_lib.Updater] = {}
     self._cast = precision_lib.Forward(owner, precision)
     self._in_step = False  # While `train_step` is traced.
+
+  @property
+  def loss_scale(self) -> loss_scale_lib.DynamicLossScale | None:
+    """The dynamic loss scale under "mixed_float16", else None."""
+    return self.shared.loss_scale
+
+  @property
+  def rollback(self) -> guard_lib.CallRollback | None:
+    """The per-call check's rollback, if the guard checks per call."""
+    return self.shared.rollback
+
+  @property
+  def accumulator(self) -> accumulation_lib.GradientAccumulator | None:
+    """The gradient sums with `accumulate_steps` > 1, else None."""
+    return self.shared.accumulator
 
   def nonfinite_error(self, latest: str | None, start: int,
                       count: int) -> guard_lib.NonFiniteError:
@@ -215,25 +124,35 @@ class TracedStep:
         self.owner, latest, start, count,
         int(self.rollback.failed_at.numpy()))
 
-  def create(self, per_call: bool = False) -> None:
-    """The counters, the loss scale if the precision scales the loss, and
-    the rollback if the guard checks `per_call`."""
+  def create(self, updates: settings_lib.UpdateSettings | None = None,
+             per_call: bool = False) -> None:
+    """The counters, the loss scale if the precision scales the loss, what
+    the updaters share (the settings of `updates`: accumulation, EMA and
+    the learning-rate schedule, as they are now), and the rollback if the
+    guard checks `per_call`."""
+    updates = updates or settings_lib.UpdateSettings()
     self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                name="skipped")
-    self.recorder.create()
-    self.rollback = guard_lib.CallRollback(self.step) if per_call else None
-    self.loss_scale = self._scales = None
+    loss_scale = scales = None
     if self.precision.scales_loss:
-      self.loss_scale = loss_scale_lib.DynamicLossScale(
+      loss_scale = loss_scale_lib.DynamicLossScale(
           self.precision.initial_scale, self.precision.growth_interval)
-      self._scales = loss_scale_lib.GradientScales(self.loss_scale)
-    steps = self.updates.accumulate_steps
-    self.accumulator = (accumulation_lib.GradientAccumulator(self.owner, steps)
-                        if steps > 1 else None)
-    self.averages = ema_lib.ModelEMAs(self.owner, self.updates.ema)
-    self.rates = learning_rate_lib.LearningRates(
-        self.owner, self.updates.learning_rate_schedule)
+      scales = loss_scale_lib.GradientScales(loss_scale)
+    steps = updates.accumulate_steps
+    self.shared = updater_lib.Shared(
+        self.owner, clip_norm=self.guard.clip_norm,
+        schedule=updates.learning_rate_schedule, step=self.step,
+        loss_scale=loss_scale, scales=scales,
+        accumulator=(accumulation_lib.GradientAccumulator(self.owner, steps)
+                     if steps > 1 else None),
+        rollback=guard_lib.CallRollback(self.step) if per_call else None,
+        unused=updater_lib.UnusedVariables(self.owner,
+                                           self.guard.unused_variables))
+    self.recorder = FiniteRecorder(self.shared.verdicts)
+    self.recorder.create()
+    self.updaters = {}
+    self.averages = ema_lib.ModelEMAs(self.owner, updates.ema)
 
   def create_built(self, models: dict[str, Any],
                    updates_per_step: int) -> None:
@@ -281,106 +200,53 @@ class TracedStep:
       return self._cast(model, call, inputs)
     return in_step_precision
 
-  def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
-                variables: Sequence[tf.Variable]) -> list[Any]:
-    """`tape.gradient(loss, variables)`; of the scaled loss under loss
-    scaling (`apply_update` unscales them)."""
-    if self._scales is None:
-      return tape.gradient(loss, variables)
-    return self._scales.gradients(tape, loss, variables)
-
-  def apply_update(self, optimizer: Any, grads: Any, variables: Any,
-                   loss: tf.Tensor | None = None) -> tf.Tensor:
-    """The guarded update (see `Scenario.apply_update`); whether it was
-    finite, as a scalar bool tensor."""
-    self._refuse_loss_scale_optimizer(optimizer)
-    grads, variables = list(grads), list(variables)
-    self.unused.check(grads, variables)
-    scale = (None if self._scales is None
-             else self._scales.scale_of(grads, self.owner))
-    if self.rollback is not None:
-      self.rollback.updated(optimizer, variables)
-    if self.accumulator is not None:  # Applied by the compiled step.
-      self.rates.register(optimizer)
-      finite = self.accumulator.add(
-          optimizer, grads, variables, loss,
-          loss_scale=self.loss_scale if scale is not None else None,
-          scale=scale)
-      self.recorder.record(finite, loss)
-      return finite
-    with self._scheduled_rate(optimizer, self.step):
-      finite = guard_lib.apply_update(
-          optimizer, grads, variables, loss=loss,
-          clip_norm=self.guard.clip_norm,
-          loss_scale=self.loss_scale if scale is not None else None,
-          scale=scale, deferred=self.rollback is not None)
-    self.recorder.record(finite, loss)
-    return finite
-
-  def _scheduled_rate(self, optimizer: Any, step: Any) -> Any:
-    """The block in which `optimizer`'s update uses the schedule's rate of
-    `step` (a Keras variable assigned, or a Sonnet-style attribute set while
-    traced); without a schedule there is nothing to set."""
-    if self.rates.schedule is None:
-      return contextlib.nullcontext()
-    return self.rates.applied(optimizer, step)
-
-  def minimize(self, tape: tf.GradientTape, loss: tf.Tensor,
-               variables: Sequence[tf.Variable], optimizer: Any) -> tf.Tensor:
-    """`apply_update(optimizer, gradients(tape, loss, variables), variables,
-    loss)`: one loss's whole update (Keras' `optimizer.minimize`)."""
-    return self.apply_update(optimizer, self.gradients(tape, loss, variables),
-                             variables, loss)
-
-  def check_optimizer(self, optimizer: Any,
-                      argument: str = "optimizer") -> None:
-    """Refuses what is not a Keras or sonnet_like/Sonnet optimizer."""
-    if not (hasattr(optimizer, "apply_gradients") or
-            hasattr(optimizer, "apply")):
-      raise TypeError(guard_lib.NOT_AN_OPTIMIZER_ERROR.format(
-          owner=self.owner, value=optimizer).replace(
-              "optimizer must", f"{argument} must", 1))
+  def updater(self, optimizer: Any) -> updater_lib.Updater:
+    """`optimizer`'s `Updater`, made on first use."""
+    found = self.updaters.get(id(optimizer))
+    if found is None:
+      found = self.updaters[id(optimizer)] = updater_lib.Updater(
+          optimizer, self.shared)
+    return found
 
   def build_optimizer(self, optimizer: Any,
                       variables: Sequence[tf.Variable]) -> None:
     """Creates `optimizer`'s slots for `variables` now (see
-    `build_optimizer`); a Keras `LossScaleOptimizer` is refused."""
-    self._refuse_loss_scale_optimizer(optimizer)
-    build_optimizer(optimizer, variables)
-    self.rates.register(optimizer)
-    if self.accumulator is not None:
-      self.accumulator.create(optimizer, variables)
-
-  @autograph.as_written
-  def _refuse_loss_scale_optimizer(self, optimizer: Any) -> None:
-    if is_loss_scale_optimizer(optimizer):
-      raise TypeError(LOSS_SCALE_OPTIMIZER_ERROR.format(
-          owner=self.owner, argument="optimizer"))
+    `Updater.build`); a Keras `LossScaleOptimizer` is refused."""
+    self.updater(optimizer).build(variables)
 
   # ---- The compiled call. ----
 
+  def _rate_logs(self, names: dict[int, str]) -> dict[str, tf.Tensor]:
+    """Traced: the rate of this step of every optimizer met so far:
+    "learning_rate" for one, "learning_rate_<name>" for several (`names`:
+    id -> the scenario's name for the optimizer)."""
+    rates = {key: updater.rate(self.step)
+             for key, updater in self.updaters.items()}
+    rates = {key: rate for key, rate in rates.items() if rate is not None}
+    if len(rates) == 1:
+      return {"learning_rate": next(iter(rates.values()))}
+    return {f"learning_rate_{names.get(key, i)}": rate
+            for i, (key, rate) in enumerate(rates.items())}
+
   def _after_updates(self, strategy: tf.distribute.Strategy,
-                     finite: tf.Tensor, skip: bool) -> None:
+                     finite_step: tf.Tensor, skip: bool) -> None:
     """Traced, cross-replica, after a step's `train_step`: the accumulated
     update at the end of an accumulation (not after a failed step that
     stops the run), and the EMAs after each update."""
     if self.accumulator is None:
-      self.averages.update()
+      if self.averages.averages:
+        self.averages.update()
       return
     step = self.step.read_value()
 
     def update():
-      def apply(optimizer, grads, variables):
-        with self._scheduled_rate(optimizer, step):
-          guard_lib.apply_to_optimizer(optimizer, grads, variables)
-      strategy.run(lambda: self.accumulator.apply(self.guard.clip_norm,
-                                                  apply))
+      strategy.run(lambda: self.accumulator.apply(step))
       self.averages.update()
       return tf.constant(True)
 
     last = self.accumulator.is_last(step)
     if not skip:
-      last = tf.logical_and(last, finite)
+      last = tf.logical_and(last, finite_step)
     tf.cond(last, update, lambda: tf.constant(False))
 
   def compile(self, scenario: Any, state: Sequence[Any] = (),
@@ -408,32 +274,32 @@ class TracedStep:
       self.recorder.start()
       if self.accumulator is not None:
         self.accumulator.start()
-      if self._scales is not None:
-        self._scales.start()
+      scales = self.shared.scales
+      if scales is not None:
+        scales.start()
       # The rates this step's updates use (read before them: a Keras
       # schedule moves with the optimizer's iterations).
-      known, rates = set(self.rates.optimizers), self.rates.logs(self.step,
-                                                                 names)
+      known, rates = set(self.updaters), self._rate_logs(names)
       self._in_step = True  # Models compute in the precision.
       try:
         logs = dict(scenario.train_step(*inputs))
       finally:
         self._in_step = False
-        if self._scales is not None:
-          self._scales.end()
+        if scales is not None:
+          scales.end()
       if self.loss_scale is not None:
         logs["loss_scale"] = self.loss_scale.scale.read_value()
-      if set(self.rates.optimizers) != known:  # First used in train_step.
-        rates = self.rates.logs(self.step, names)
+      if set(self.updaters) != known:  # First used in train_step.
+        rates = self._rate_logs(names)
       logs.update(rates)
       loss = logs.get("loss")
-      checked = loss is not None and self.recorder.checked(loss)
-      finite = self.recorder.finish()
-      if loss is not None and not checked:
-        finite = tf.logical_and(finite, guard_lib.all_finite([loss]))
+      covered = self.shared.verdicts.covered_loss
+      finite_step = self.recorder.finish()
+      if loss is not None and not covered:  # No update checked a loss.
+        finite_step = tf.logical_and(finite_step, updater_lib.all_finite([loss]))
       if replicas > 1:  # Summed across replicas.
-        return logs, 1.0 - tf.cast(finite, tf.float32)
-      return logs, finite
+        return logs, 1.0 - tf.cast(finite_step, tf.float32)
+      return logs, finite_step
 
     replica_step = guarded_step
     if scenario.jit_compile:
@@ -455,8 +321,16 @@ class TracedStep:
         batch = data_lib.split_for_replicas(strategy, batch)
       return (batch,)
 
+    # While the step is traced, the optimizers' own methods are their
+    # updaters' (a train_step may call optimizer.apply_gradients itself).
+    optimizers = {id(o): o for o in scenario.trackables().values()
+                  if kinds.is_optimizer(o)}
+    optimizers.update((key, u.optimizer) for key, u in self.updaters.items())
+    routes = updater_lib.routes(list(optimizers.values()), self.updater)
+
     def one_step():
-      logs, finite = strategy.run(replica_step, step_inputs())
+      with _routed(routes):
+        logs, finite = strategy.run(replica_step, step_inputs())
       if replicas > 1:
         logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
                 for k, v in logs.items()}
@@ -475,6 +349,23 @@ class TracedStep:
     return make_train_function(one_step, stop_on_nonfinite=not skip,
                                steps_per_call=scenario.steps_per_call,
                                rollback=self.rollback)
+
+
+@contextlib.contextmanager
+def _routed(routes: Sequence[tuple[Any, str, Callable]]) -> Iterator[None]:
+  """Inside the block (a step's trace), the optimizers' methods are the
+  `routes`; after it, the optimizers are as they were (an optimizer whose
+  instance already has its own such method keeps it)."""
+  routed = []
+  for optimizer, name, method in routes:
+    if name not in vars(optimizer):
+      setattr(optimizer, name, method)
+      routed.append((optimizer, name))
+  try:
+    yield
+  finally:
+    for optimizer, name in routed:
+      delattr(optimizer, name)
 
 
 def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],

@@ -169,7 +169,7 @@ class GAN(engine.Scenario):
   @property
   def _ema(self) -> gan_ema.GeneratorEMA | None:
     """The generator's average (the engine's), if any."""
-    return self.traced_step.averages.averages.get("generator")
+    return self.ema_of("generator")
 
   def _normal(self, rng: tf.random.Generator, batch_size: Any) -> tf.Tensor:
     return rng.normal([batch_size, self.latent_size])
@@ -199,7 +199,7 @@ class GAN(engine.Scenario):
         raise TypeError(f"GAN: {name} must be callable, got {model!r}.")
     for name, optimizer in (("g_optimizer", g_optimizer),
                             ("d_optimizer", d_optimizer)):
-      self.traced_step.check_optimizer(optimizer, name)
+      self.check_optimizer(optimizer, name)
     if g_optimizer is d_optimizer:
       raise ValueError("GAN: g_optimizer and d_optimizer must be two "
                        "optimizer objects (each keeps its own slots), got the "
@@ -268,8 +268,8 @@ class GAN(engine.Scenario):
 
   def _pack_scores(self, inputs: tf.Tensor,
                    training: bool = True) -> tf.Tensor:
-    scores = self.traced_step.forward(self.discriminator, inputs,
-                                 is_training=training)
+    scores = self.forward(self.discriminator, inputs,
+                          is_training=training)
     batch = inputs.shape[0]
     shape = scores.shape
     if shape.rank == 2 and shape[1] == 1:
@@ -283,7 +283,7 @@ class GAN(engine.Scenario):
     return scores
 
   def _critic_update(self, real, code, weight, global_size):
-    fake = tf.stop_gradient(self.traced_step.forward(self.generator, code,
+    fake = tf.stop_gradient(self.forward(self.generator, code,
                                          is_training=True))
     variables = self.discriminator.trainable_variables
     with tf.GradientTape() as tape:
@@ -294,17 +294,17 @@ class GAN(engine.Scenario):
                                    fake, weight, self.pack)
         losses = losses + self.gradient_penalty * penalty
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    self.traced_step.minimize(tape, loss, variables, self.d_optimizer)
+    self.minimize(tape, loss, variables, self.d_optimizer)
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
     return tf.reduce_mean(losses), mean_penalty
 
   def _generator_update(self, code, global_size):
     variables = self.generator.trainable_variables
     with tf.GradientTape() as tape:
-      fake = self.traced_step.forward(self.generator, code, is_training=True)
+      fake = self.forward(self.generator, code, is_training=True)
       losses = self.g_loss_fn(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
-    self.traced_step.minimize(tape, loss, variables, self.g_optimizer)
+    self.minimize(tape, loss, variables, self.g_optimizer)
     return tf.reduce_mean(losses)
 
   def train_step(self, reals, codes, weights, generator_codes):

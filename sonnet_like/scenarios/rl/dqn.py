@@ -242,24 +242,24 @@ class DQN(off_policy.OffPolicy):
   def update(self) -> tuple[tf.Tensor, tf.Tensor]:
     """One gradient step on a sampled batch; returns (loss, mean Q)."""
     batch = self.buffer.sample(self.batch_size, self.rng)
-    next_target = self.traced_step.forward(self.target_network,
-                                           batch.next_observation)
-    next_online = (self.traced_step.forward(self.q_network,
-                                            batch.next_observation)
+    next_target = self.forward(self.target_network,
+                               batch.next_observation)
+    next_online = (self.forward(self.q_network,
+                                batch.next_observation)
                    if self.double_dqn
                    else None)
     targets = q_learning.td_targets(batch.reward, batch.terminated, next_target,
                          self.gamma, next_online)
     variables = self._online_variables()
     with tf.GradientTape() as tape:
-      q = tf.gather(self.traced_step.forward(self.q_network, batch.observation),
+      q = tf.gather(self.forward(self.q_network, batch.observation),
                     batch.action, axis=1,
                     batch_dims=1)
       error = tf.cast(q, tf.float32) - targets
       losses = (q_learning.huber(error) if self.loss == "huber" else
                 tf.square(error))
       loss = tf.reduce_mean(losses)
-    finite = self.traced_step.minimize(tape, loss, variables, self.optimizer)
+    finite = self.minimize(tape, loss, variables, self.optimizer)
     q_mean = tf.reduce_mean(tf.cast(q, tf.float32))
     self.record(finite, loss=loss, q_mean=q_mean)
     return loss, q_mean

@@ -149,7 +149,7 @@ class OffPolicy(engine.Scenario):
     `__call__`)."""
     owner = type(self).__name__
     environments.check_strategy(owner, self.strategy)
-    self.traced_step.check_optimizer(optimizer)
+    self.check_optimizer(optimizer)
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.check_action_space(self.env.action_space)
     if self.buffer_size < self.env.num_envs:

@@ -129,12 +129,12 @@ class OnPolicy(engine.Scenario):
     owner = type(self).__name__
     for name, module in ((self.actor_name, actor), (self.critic_name, critic)):
       arguments.check_module(owner, name, module)
-    self.traced_step.check_optimizer(optimizer)
+    self.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
-    # The networks as the step calls them (`self.traced_step.forward`,
-    # bound once: in float32 the modules themselves).
-    self.call_actor = self.traced_step.in_precision(actor)
-    self.call_critic = self.traced_step.in_precision(critic)
+    # The networks as the step calls them (`self.forward`, bound once: in
+    # float32 the modules themselves).
+    self.call_actor = self.in_precision(actor)
+    self.call_critic = self.in_precision(critic)
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,

@@ -293,7 +293,7 @@ class PPO(on_policy.OnPolicy):
       loss = policy_loss + self.value_coef * value_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    self.traced_step.minimize(tape, loss, variables, self.optimizer)
+    self.minimize(tape, loss, variables, self.optimizer)
     approx_kl = tf.reduce_mean((ratio - 1.0) - log_ratio)
     clip_fraction = tf.reduce_mean(tf.cast(
         tf.abs(ratio - 1.0) > tf.cast(clip_ratio, tf.float32), tf.float32))

@@ -123,7 +123,7 @@ class REINFORCE(on_policy.OnPolicy):
       loss = policy_loss + self.baseline_coef * baseline_loss
       if self.entropy_coef:  # Else logged only: no gradient through it.
         loss -= self.entropy_coef * entropy
-    self.traced_step.minimize(tape, loss, variables, self.optimizer)
+    self.minimize(tape, loss, variables, self.optimizer)
     logs = {"loss": loss, "policy_loss": policy_loss,
             "baseline_loss": baseline_loss, "entropy": entropy}
     logs.update(self.stats.logs())

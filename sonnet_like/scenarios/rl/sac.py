@@ -193,7 +193,7 @@ class SAC(twin_critics.TwinCritics):
 
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
-    outputs = self.traced_step.forward(self.actor, observations)
+    outputs = self.forward(self.actor, observations)
     features = observations if self.policy.uses_sde else None
     raw = self.policy.sample(outputs, self.rng, features)
     return tf.tanh(raw), self.policy.log_prob(outputs, raw, features)
@@ -236,17 +236,17 @@ class SAC(twin_critics.TwinCritics):
       actor_loss = tf.reduce_mean(tf.stop_gradient(alpha) * log_probs - new_q)
       alpha_loss = -tf.reduce_mean(self._state.log_alpha * tf.stop_gradient(
           log_probs + self._entropy_target))
-    grads = (self.traced_step.gradients(tape, actor_loss, actor_variables) +
-             self.traced_step.gradients(tape, critic_loss, critic_variables))
+    grads = (self.gradients(tape, actor_loss, actor_variables) +
+             self.gradients(tape, critic_loss, critic_variables))
     variables = actor_variables + critic_variables
     if self.alpha == "auto":
-      grads += self.traced_step.gradients(tape, alpha_loss,
-                                          [self._state.log_alpha])
+      grads += self.gradients(tape, alpha_loss,
+                              [self._state.log_alpha])
       variables.append(self._state.log_alpha)
     del tape
     loss = critic_loss + actor_loss + alpha_loss
-    finite = self.traced_step.apply_update(self.optimizer, grads, variables,
-                                           loss=loss)
+    finite = self.apply_update(self.optimizer, grads, variables,
+                               loss=loss)
     self.move_targets(self.target_pairs(), self.tau)
     self.record(finite, loss=loss, critic_loss=critic_loss,
                 actor_loss=actor_loss, alpha_loss=alpha_loss, alpha=alpha,
@@ -261,7 +261,7 @@ class SAC(twin_critics.TwinCritics):
     observation = self.normalize(observation)
     if self.policy.uses_sde:
       raw, _, _ = self.policy.explore(
-          self.traced_step.forward(self.actor, observation), self.rng,
+          self.forward(self.actor, observation), self.rng,
           observation)
       sampled = tf.tanh(raw)
     else:

@@ -179,10 +179,10 @@ class TD3(twin_critics.TwinCritics):
       actor_optimizer: Updates the actor; by default a new optimizer
         configured as `optimizer` (its own slots and step count).
     """
-    self.traced_step.check_optimizer(optimizer)
+    self.check_optimizer(optimizer)
     if actor_optimizer is None:
       actor_optimizer = fresh_copy(optimizer)
-    self.traced_step.check_optimizer(actor_optimizer, "actor_optimizer")
+    self.check_optimizer(actor_optimizer, "actor_optimizer")
     self.actor_optimizer = actor_optimizer
     return super().__call__(actor, critic, optimizer, env, eval_env,
                             twin_critic)
@@ -222,8 +222,7 @@ class TD3(twin_critics.TwinCritics):
 
   def _actions(self, actor: Any, observations: tf.Tensor) -> tf.Tensor:
     """The deterministic actions of `actor`, in [-1, 1]."""
-    return tf.tanh(self.policy.check(self.traced_step.forward(
-        actor, observations)))
+    return tf.tanh(self.policy.check(self.forward(actor, observations)))
 
   def act(self, observation: Any) -> tf.Tensor:
     """The actor's action(s) without noise, ready for the environment.
@@ -254,8 +253,8 @@ class TD3(twin_critics.TwinCritics):
     critic_variables = self.critic_variables()
     with tf.GradientTape() as tape:
       critic_loss, q1 = self.critic_loss(observations, actions, targets)
-    finite = self.traced_step.minimize(tape, critic_loss, critic_variables,
-                                       self.optimizer)
+    finite = self.minimize(tape, critic_loss, critic_variables,
+                           self.optimizer)
     self.record(finite, loss=critic_loss, critic_loss=critic_loss,
                 q_mean=tf.reduce_mean(q1))
     updates = self._state.updates.assign_add(1)
@@ -266,7 +265,7 @@ class TD3(twin_critics.TwinCritics):
         actor_loss = -tf.reduce_mean(self._q(
             self.critic, observations, self._actions(self.actor,
                                                      observations)))
-      actor_finite = self.traced_step.minimize(
+      actor_finite = self.minimize(
           actor_tape, actor_loss, actor_variables, self.actor_optimizer)
       self.move_targets(self.target_pairs(), self.tau)
       self.record(actor_finite, actor_loss=actor_loss)

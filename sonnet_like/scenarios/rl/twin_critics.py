@@ -244,7 +244,7 @@ class TwinCritics(off_policy.OffPolicy):
     flat = tf.reshape(tf.cast(observations, tf.float32),
                       [tf.shape(observations)[0], -1])
     return policies.values_of(type(self).__name__, name,
-                              self.traced_step.forward(
+                              self.forward(
                                   critic, tf.concat([flat, unit_actions],
                                                     axis=-1)))
 

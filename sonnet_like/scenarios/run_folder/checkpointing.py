@@ -38,6 +38,7 @@ from sonnet_like.scenarios.run_folder import background_save
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.run_folder import run_dir
 from sonnet_like.scenarios.run_folder import snapshot
+from sonnet_like.scenarios.updates import kinds
 
 CHECKPOINT_NAME = "ckpt"
 INDEX_FILE = "checkpoint"
@@ -226,11 +227,7 @@ def _not_built_yet(parent: Any, children: dict[str, Any], name: str) -> bool:
       parent, (collections.abc.Sequence, collections.abc.Mapping))
 
 
-def is_optimizer(obj: Any) -> bool:
-  """A Keras (`apply_gradients`) or Sonnet-style (`apply`, not a module's
-  `__call__`) optimizer."""
-  return hasattr(obj, "apply_gradients") or (
-      hasattr(obj, "apply") and not callable(getattr(obj, "__call__", None)))
+is_optimizer = kinds.is_optimizer  # Optimizers are restored last.
 
 
 def _optional(path: str) -> bool:

@@ -20,11 +20,9 @@ GAN's critic and generator updates, PPO's epochs) cannot accumulate: its
 later updates depend on the earlier ones of the same step.
 """
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import tensorflow as tf
-
-from sonnet_like.scenarios.compiled import guard as guard_lib
 
 SEVERAL_UPDATES_ERROR = (
     "{owner}: accumulate_steps={steps} needs one update per step, but a "
@@ -60,10 +58,10 @@ class GradientAccumulator:
     self._sites: dict[Any, tuple[Any, list, list]] = {}
     self._updated: dict[int, set[Any]] = {}
 
-  def create(self, optimizer: Any, variables: Sequence[tf.Variable]) -> None:
-    """Python, eagerly (in `build`): zero sums for `optimizer`'s variables."""
+  def create(self, updater: Any, variables: Sequence[tf.Variable]) -> None:
+    """Python, eagerly (in `build`): zero sums for `updater`'s variables."""
     for variable in variables:
-      key = (id(optimizer), variable.ref())
+      key = (id(updater), variable.ref())
       if key not in self._index:
         self._index[key] = len(self.sums)
         self.sums.append(tf.Variable(
@@ -80,49 +78,21 @@ class GradientAccumulator:
     """Traced, at the start of each step: no update site yet."""
     self._updated = {}
 
-  def add(self, optimizer: Any, grads: Sequence[Any],
-          variables: Sequence[tf.Variable], loss: tf.Tensor | None = None,
-          loss_scale: Any = None, scale: tf.Tensor | None = None
-          ) -> tf.Tensor:
-    """Traced, per replica: adds a micro-batch's gradients to the sums.
-
-    Returns the micro-batch's verdict (finite, or an overflow the loss
-    scale handled), as `guard.apply_update` does.
-    """
-    pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
-    if not pairs:
-      raise ValueError(f"{self.owner}: no variable received a gradient; "
-                       "check that the loss depends on the variables passed "
-                       "to the update.")
-    grads = [tf.convert_to_tensor(g) for g, _ in pairs]
-    variables = [v for _, v in pairs]
-    sums = self._sums_of(optimizer, variables)
-    losses = [] if loss is None else [loss]
-    if tf.distribute.get_strategy().num_replicas_in_sync > 1:
-      context = tf.distribute.get_replica_context()
-      grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-      losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
-                for x in losses]
-    if loss_scale is None:
-      ok = verdict = guard_lib.all_finite(list(grads) + losses)
-    else:
-      grads = [g * tf.cast(1.0 / scale, g.dtype) for g in grads]
-      grads_finite = guard_lib.all_finite(grads)
-      loss_finite = guard_lib.all_finite(losses)
-      ok = tf.logical_and(grads_finite, loss_finite)
-      overflow = loss_scale.update(grads_finite, loss_finite)
-      verdict = tf.logical_or(ok, tf.logical_and(overflow, scale > 1.0))
+  def add(self, updater: Any, grads: Sequence[tf.Tensor],
+          variables: Sequence[tf.Variable], ok: tf.Tensor) -> None:
+    """Traced, per replica: adds a micro-batch's checked gradients (summed
+    over replicas, unscaled) to `updater`'s sums if `ok`."""
+    sums = self._sums_of(updater, variables)
     for total, grad in zip(sums, grads):
       total.assign_add(tf.where(ok, tf.cast(grad, total.dtype),
                                 tf.zeros_like(total)))
-    self._sites[(id(optimizer),) + tuple(v.ref() for v in variables)] = (
-        optimizer, variables, sums)
-    return verdict
+    self._sites[(id(updater),) + tuple(v.ref() for v in variables)] = (
+        updater, variables, sums)
 
-  def _sums_of(self, optimizer: Any, variables: Sequence[tf.Variable]
+  def _sums_of(self, updater: Any, variables: Sequence[tf.Variable]
                ) -> list[tf.Variable]:
     missing = [v.name for v in variables
-               if (id(optimizer), v.ref()) not in self._index]
+               if (id(updater), v.ref()) not in self._index]
     if missing:
       raise ValueError(NOT_BUILT_ERROR.format(owner=self.owner,
                                               names=missing))
@@ -132,30 +102,20 @@ class GradientAccumulator:
     if twice:
       raise ValueError(TWICE_ERROR.format(owner=self.owner, names=twice))
     used.update(v.ref() for v in variables)
-    return [self.sums[self._index[(id(optimizer), v.ref())]]
+    return [self.sums[self._index[(id(updater), v.ref())]]
             for v in variables]
 
   def is_last(self, step: tf.Tensor) -> tf.Tensor:
     """Whether the step numbered `step` (0-based) ends an accumulation."""
     return tf.equal((step + 1) % self.steps, 0)
 
-  def apply(self, clip_norm: float | None,
-            apply_fn: Callable[[Any, list[tf.Tensor], list[tf.Variable]],
-                               None]) -> None:
-    """Per replica: applies every site's mean gradient, zeroes the sums.
-
-    `apply_fn(optimizer, grads, variables)` makes the update (with the
-    learning rate of the step).
-    """
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+  def apply(self, step: tf.Tensor) -> None:
+    """Per replica: applies every site's mean gradient with its updater (at
+    the learning rate of `step`), then zeroes the sums."""
     sites = list(self._sites.values())
-    for optimizer, variables, sums in sites:
+    for updater, variables, sums in sites:
       grads = [total.read_value() / self.steps for total in sums]
-      if clip_norm is not None:
-        grads, _ = guard_lib.clip_by_global_norm(grads, clip_norm)
-      if replicas > 1 and hasattr(optimizer, "apply_gradients"):
-        grads = [g / replicas for g in grads]  # Keras sums them again.
-      apply_fn(optimizer, grads, variables)
+      updater.apply_accumulated(grads, variables, step)
     for _, _, sums in sites:
       for total in sums:
         total.assign(tf.zeros_like(total))

@@ -4,9 +4,9 @@ A scenario's `learning_rate_schedule` (e.g. `schedules.warmup_cosine`;
 PPO's "linear", which anneals the rate to 0 as the PPO paper does)
 multiplies every optimizer's learning rate by `schedule(step)`, where
 `step` is the scenario's step counter (steps done: micro-batches with
-`accumulate_steps`, rollouts for PPO). `LearningRates` (one per traced
-step) applies it around every update and gives the rates for the logs
-("learning_rate"). The schedule is a pure function of the step
+`accumulate_steps`, rollouts for PPO). Each optimizer's `Updater` holds
+its `ScaledLearningRate`, applies it around every update and gives the
+rate for the logs ("learning_rate"). The schedule is a pure function of the step
 (`schedules`), so a resumed run goes on exactly as an uninterrupted one;
 nothing is added to the checkpoint.
 
@@ -40,6 +40,7 @@ from typing import Any, Iterator
 import tensorflow as tf
 
 from sonnet_like.scenarios import schedules
+from sonnet_like.scenarios.updates import kinds
 
 NOT_SETTABLE_ERROR = (
     "{owner}: learning_rate_schedule needs an optimizer whose learning rate "
@@ -47,10 +48,6 @@ NOT_SETTABLE_ERROR = (
     "optimizer a constant learning rate (a number) and let "
     "learning_rate_schedule anneal it, or keep the optimizer's own schedule "
     "and pass learning_rate_schedule=None.")
-
-
-def _is_keras(optimizer: Any) -> bool:
-  return hasattr(optimizer, "apply_gradients")
 
 
 class ScaledLearningRate:
@@ -71,7 +68,7 @@ class ScaledLearningRate:
                schedule: schedules.Schedule):
     self.owner, self.optimizer, self.schedule = owner, optimizer, schedule
     rate = getattr(optimizer, "learning_rate", None)
-    if _is_keras(optimizer):
+    if kinds.is_keras(optimizer):
       if not hasattr(rate, "assign"):  # A Keras 3 schedule or callable.
         raise ValueError(NOT_SETTABLE_ERROR.format(
             owner=owner, optimizer=optimizer, rate=rate))
@@ -93,7 +90,7 @@ class ScaledLearningRate:
     rate; yields it (a float32 scalar) for the logs."""
     factor = schedules.factor_at(self.schedule, step)
     rate = tf.cast(self.base, tf.float32) * factor
-    if _is_keras(self.optimizer):
+    if kinds.is_keras(self.optimizer):
       self.optimizer.learning_rate = rate
       yield rate
       return
@@ -118,56 +115,3 @@ def current_rate(optimizer: Any) -> tf.Tensor | None:
     return tf.cast(tf.convert_to_tensor(rate), tf.float32)
   except (TypeError, ValueError):
     return None
-
-
-class LearningRates:
-  """The scenario's schedule applied to each of its optimizers, and the
-  rates they use for the logs (with or without a schedule).
-
-  Args:
-    owner: The scenario's name, for errors.
-    schedule: The factor of the step, or None (rates as they are).
-  """
-
-  def __init__(self, owner: str, schedule: schedules.Schedule | None):
-    self.owner, self.schedule = owner, schedule
-    self.scaled: dict[int, ScaledLearningRate] = {}
-    self.optimizers: dict[int, Any] = {}
-
-  def register(self, optimizer: Any) -> None:
-    """Takes `optimizer`'s base rate (eagerly, also when called in a
-    trace); refuses a rate that cannot be set."""
-    self.optimizers.setdefault(id(optimizer), optimizer)
-    if self.schedule is None or id(optimizer) in self.scaled:
-      return
-    with tf.init_scope():
-      self.scaled[id(optimizer)] = ScaledLearningRate(self.owner, optimizer,
-                                                      self.schedule)
-
-  @contextlib.contextmanager
-  def applied(self, optimizer: Any, step: Any) -> Iterator[None]:
-    """Traced: `optimizer`'s updates in the block use the rate of `step`
-    (with a schedule; `step.TracedStep` enters it only then)."""
-    self.register(optimizer)
-    with self.scaled[id(optimizer)].applied(step):
-      yield
-
-  def logs(self, step: Any, names: dict[int, str]) -> dict[str, tf.Tensor]:
-    """Traced: the rate of `step` of every optimizer built or updated so
-    far (without a schedule, the rate it applies now): "learning_rate" for
-    one, "learning_rate_<name>" for several (`names`: id -> the scenario's
-    name for the optimizer)."""
-    if self.schedule is not None:
-      factor = schedules.factor_at(self.schedule, step)
-      rates = {key: tf.cast(scaled.base, tf.float32) * factor
-               for key, scaled in self.scaled.items()}
-    else:
-      rates = {key: current_rate(optimizer)
-               for key, optimizer in self.optimizers.items()}
-      rates = {key: rate for key, rate in rates.items() if rate is not None}
-    if not rates:
-      return {}
-    if len(rates) == 1:
-      return {"learning_rate": next(iter(rates.values()))}
-    return {f"learning_rate_{names.get(key, i)}": rate
-            for i, (key, rate) in enumerate(rates.items())}

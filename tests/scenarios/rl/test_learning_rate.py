@@ -8,9 +8,9 @@ import tensorflow as tf
 import tf_keras
 
 import sonnet_like as snt
-from sonnet_like.scenarios.compiled import guard
 from sonnet_like.scenarios.rl import learning_rate
 from sonnet_like.scenarios.rl import schedules
+from sonnet_like.scenarios.updates import updater as updater_lib
 
 HALVING = schedules.LinearSchedule(1.0, 0.0, steps=2)  # 1, 0.5, 0, 0, ...
 
@@ -19,11 +19,12 @@ def _step_size(optimizer, step):
   """How far one SGD step at `step` moves a weight with gradient 1."""
   w = tf.Variable([0.0])
   scaled = learning_rate.ScaledLearningRate("PPO", optimizer, HALVING)
+  apply = updater_lib.Updater(optimizer, updater_lib.Shared("PPO")).apply_now
 
   @tf.function
   def update(t):
     with scaled.applied(t) as rate:
-      guard.apply_to_optimizer(optimizer, [tf.ones([1])], [w])
+      apply([tf.ones([1])], [w])
     return rate
 
   rate = update(tf.constant(step, tf.int64))
