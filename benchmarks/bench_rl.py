@@ -34,7 +34,7 @@ import tensorflow_probability as tfp  # pylint: disable=g-import-not-at-top
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.rl.parts import episodes  # pylint: disable=g-import-not-at-top
 
 NUM_ENVS, LENGTH, EPOCHS, MINIBATCHES = 8, 128, 4, 4
 GAMMA, LAM, CLIP, VALUE_COEF, LR = 0.99, 0.95, 0.2, 0.5, 3e-4

@@ -51,7 +51,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.rl.parts import episodes  # pylint: disable=g-import-not-at-top
 
 EVAL_SEED = 1000
 EVAL_STRIDE = 10_000  # More starts than any row's evaluation plays.

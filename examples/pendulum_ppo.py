@@ -21,7 +21,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import sonnet_like as snt  # pylint: disable=g-import-not-at-top
-from sonnet_like.scenarios.rl import episodes  # pylint: disable=g-import-not-at-top
+from sonnet_like.scenarios.rl.parts import episodes  # pylint: disable=g-import-not-at-top
 
 
 class PrintEval(snt.scenarios.Hook):

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl import recipes
 
 _ZOO = pathlib.Path(__file__).parent.parent / "benchmarks" / "zoo.py"

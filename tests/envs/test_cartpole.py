@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from sonnet_like import envs
 from sonnet_like.envs.cartpole import CartPole
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 
 
 def _balancing_action(obs):

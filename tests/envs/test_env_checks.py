@@ -69,7 +69,9 @@ class RunTimeReward(snt.envs.Guess):
 
 
 def _asserts_in_rollout(env, check_steps):
-  from sonnet_like.scenarios.rl import episodes, policies, rollout
+  from sonnet_like.scenarios.rl.parts import episodes
+  from sonnet_like.scenarios.rl.parts import policies
+  from sonnet_like.scenarios.rl.parts import rollout
   env.reset(seed=0)
   policy = policies.Policy("PPO", env.action_space)
   stats, rng = episodes.EpisodeStats(4), tf.random.Generator.from_seed(0)

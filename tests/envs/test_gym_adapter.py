@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from sonnet_like import envs
 from sonnet_like.envs import gym_adapter
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 
 gym = pytest.importorskip("gymnasium")
 

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import policies
 from tests import export_common
 
 

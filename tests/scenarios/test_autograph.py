@@ -27,11 +27,11 @@ _LEAVES = {
     "sonnet_like.scenarios.updates.updater.Updater._record",
     "sonnet_like.scenarios.updates.updater.UnusedVariables.check",
     "sonnet_like.scenarios.updates.updater.all_finite",
-    "sonnet_like.scenarios.rl.replay.ReplayBuffer.add",
-    "sonnet_like.scenarios.rl.replay.ReplayBuffer.sample",
+    "sonnet_like.scenarios.rl.parts.replay.ReplayBuffer.add",
+    "sonnet_like.scenarios.rl.parts.replay.ReplayBuffer.sample",
     "sonnet_like.scenarios.rl.q_learning.td_targets",
-    "sonnet_like.scenarios.rl.returns.gae",
-    "sonnet_like.scenarios.rl.episodes.EpisodeStats.update",
+    "sonnet_like.scenarios.rl.parts.returns.gae",
+    "sonnet_like.scenarios.rl.parts.episodes.EpisodeStats.update",
 }
 
 

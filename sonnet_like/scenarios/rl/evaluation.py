@@ -18,8 +18,8 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.scenarios.rl import environments
-from sonnet_like.scenarios.rl import episodes as episodes_lib
+from sonnet_like.scenarios.rl.parts import environments
+from sonnet_like.scenarios.rl.parts import episodes as episodes_lib
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import on_policy
 

@@ -31,9 +31,9 @@ from sonnet_like.core import arguments
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import schedules
-from sonnet_like.scenarios.rl import environments
-from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import replay
+from sonnet_like.scenarios.rl.parts import environments
+from sonnet_like.scenarios.rl.parts import episodes
+from sonnet_like.scenarios.rl.parts import replay
 
 
 class OffPolicy(engine.Scenario):

@@ -32,11 +32,11 @@ from sonnet_like.core import arguments
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
-from sonnet_like.scenarios.rl import environments
-from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import normalization
-from sonnet_like.scenarios.rl import policies
-from sonnet_like.scenarios.rl import rollout
+from sonnet_like.scenarios.rl.parts import environments
+from sonnet_like.scenarios.rl.parts import episodes
+from sonnet_like.scenarios.rl.parts import normalization
+from sonnet_like.scenarios.rl.parts import policies
+from sonnet_like.scenarios.rl.parts import rollout
 
 
 class Experience(NamedTuple):

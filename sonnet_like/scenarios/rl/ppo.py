@@ -29,8 +29,8 @@ from sonnet_like.core import arguments
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import recipes
-from sonnet_like.scenarios.rl import returns
-from sonnet_like.scenarios.rl import rollout
+from sonnet_like.scenarios.rl.parts import returns
+from sonnet_like.scenarios.rl.parts import rollout
 from sonnet_like.scenarios import schedules
 
 

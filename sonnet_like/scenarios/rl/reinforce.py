@@ -19,7 +19,7 @@ import tensorflow as tf
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.core import arguments
 from sonnet_like.scenarios.rl import on_policy
-from sonnet_like.scenarios.rl import returns
+from sonnet_like.scenarios.rl.parts import returns
 
 
 class REINFORCE(on_policy.OnPolicy):

@@ -23,7 +23,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import twin_critics
 

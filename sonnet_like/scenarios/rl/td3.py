@@ -25,7 +25,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios.run_folder import history as history_lib
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import twin_critics
 

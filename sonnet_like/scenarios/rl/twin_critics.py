@@ -25,9 +25,9 @@ from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios.run_folder import history as history_lib
-from sonnet_like.scenarios.rl import normalization
+from sonnet_like.scenarios.rl.parts import normalization
 from sonnet_like.scenarios.rl import off_policy
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import policies
 
 NOT_BOX_ERROR = (
     "{owner}: the environment's actions must be a Box (continuous), got "

@@ -8,7 +8,7 @@ import pytest
 import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.core import arguments
-from sonnet_like.scenarios.rl import environments
+from sonnet_like.scenarios.rl.parts import environments
 from tests import rl_toys
 
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.core import utils
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl import schedules
 from tests import rl_toys
 

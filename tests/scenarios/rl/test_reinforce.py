@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 from tests import rl_toys
 from tests.scenarios.rl import test_ppo
 

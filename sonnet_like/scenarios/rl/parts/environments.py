@@ -14,8 +14,8 @@ import tensorflow as tf
 
 from sonnet_like import envs as envs_lib
 from sonnet_like.envs import base
-from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import episodes
+from sonnet_like.scenarios.rl.parts import policies
 
 STRATEGY_ERROR = (
     "{owner}: RL scenarios run under the default strategy only, got {strategy} "

@@ -6,7 +6,7 @@ same transitions and, from the same generator state, samples the same
 batches) and `add`/`sample` can run inside a compiled step.
 
     >>> import tensorflow as tf
-    >>> from sonnet_like.scenarios.rl import replay
+    >>> from sonnet_like.scenarios.rl.parts import replay
     >>> buffer = replay.ReplayBuffer(
     ...     8, tf.TensorSpec([2], tf.float32), tf.TensorSpec([], tf.int32))
     >>> buffer.add(replay.Transition(

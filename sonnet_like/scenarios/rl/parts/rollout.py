@@ -8,7 +8,8 @@ environment the loop is pure TensorFlow (XLA-compilable); a gymnasium one is
 stepped through `tf.numpy_function` from the same loop.
 
     >>> import tensorflow as tf, sonnet_like as snt
-    >>> from sonnet_like.scenarios.rl import episodes, policies
+    >>> from sonnet_like.scenarios.rl.parts import episodes
+    >>> from sonnet_like.scenarios.rl.parts import policies
     >>> env = snt.envs.Guess(num_envs=2)
     >>> _ = env.reset(seed=0)
     >>> policy = policies.Policy("PPO", env.action_space)
@@ -24,8 +25,8 @@ from typing import Any, Callable, NamedTuple
 import tensorflow as tf
 
 from sonnet_like.envs import base
-from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import episodes
+from sonnet_like.scenarios.rl.parts import policies
 
 
 class Rollout(NamedTuple):

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from sonnet_like import envs
-from sonnet_like.scenarios.rl import episodes
+from sonnet_like.scenarios.rl.parts import episodes
 from tests import rl_toys
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios.rl import normalization
+from sonnet_like.scenarios.rl.parts import normalization
 
 
 def test_running_statistics_equal_numpy_over_all_batches():

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from sonnet_like import envs
-from sonnet_like.scenarios.rl import policies
+from sonnet_like.scenarios.rl.parts import policies
 import tests
 
 tfd = tfp.distributions

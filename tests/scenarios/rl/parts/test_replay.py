@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios.rl import replay
+from sonnet_like.scenarios.rl.parts import replay
 
 OBS = tf.TensorSpec([2], tf.float32)
 ACT = tf.TensorSpec([], tf.int32)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios.rl import returns
+from sonnet_like.scenarios.rl.parts import returns
 
 T, N = 9, 4
 

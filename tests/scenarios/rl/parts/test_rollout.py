@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from sonnet_like.scenarios.rl import episodes
-from sonnet_like.scenarios.rl import policies
-from sonnet_like.scenarios.rl import rollout
+from sonnet_like.scenarios.rl.parts import episodes
+from sonnet_like.scenarios.rl.parts import policies
+from sonnet_like.scenarios.rl.parts import rollout
 from tests import rl_toys
 
 
