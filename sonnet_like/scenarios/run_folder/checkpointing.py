@@ -518,8 +518,8 @@ class Checkpointer:
         folder once the checkpoint is in (`history.json`).
 
     Raises:
-      background_save.BackgroundSaveError: the previous background write
-        failed (with `async_save`); it names that step.
+      RuntimeError: the previous background write failed (with
+        `async_save`: a `BackgroundSaveError` naming that step).
     """
     if self.async_save and not self.chief:
       # Reading the state may take part in collectives; nothing is written.
