@@ -20,13 +20,15 @@ make one update each inside one `tf.function` call, four ways:
 
 Each call runs `--updates` updates (a `tf.range` loop), with and without
 XLA. Reported: the time per update relative to one member's solo step (a
-plain MLP's update, same Adam, same mode) measured in the same process;
-"per member" is that ratio divided by N. Rounds interleave every contender
-and the median round counts (on 2 shared cores single rounds vary). The
-first call (tracing, compiling) is reported apart.
+plain MLP's update, same Adam, same mode) timed just before it in the
+same round, as the median ratio over rounds and as fastest over fastest;
+"per member" is the median ratio divided by N. Rounds interleave every
+contender (on 2 shared cores the load drifts between rounds). The first
+call (tracing, compiling) is reported apart.
 
     python benchmarks/bench_population.py [--sizes 1 4 16 64] [--rounds 5]
         [--updates 16] [--xla both|on|off] [--ways stacked vmap snt-vmap loop]
+        [--batch 64]
 """
 
 import argparse
@@ -212,12 +214,15 @@ def main():
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--updates", type=int, default=16,
                       help="updates per call")
+  parser.add_argument("--batch", type=int, default=BATCH,
+                      help="rows of each member's batch")
   parser.add_argument("--seconds", type=float, default=0.3,
                       help="least time of one contender in a round")
   args = parser.parse_args()
   modes = {"both": (False, True), "on": (True,), "off": (False,)}[args.xla]
   biggest = max(args.sizes + [4])
-  x = tf.random.Generator.from_seed(0).normal([biggest, BATCH, FEATURES])
+  x = tf.random.Generator.from_seed(0).normal([biggest, args.batch,
+                                               FEATURES])
   y = tf.reduce_sum(tf.sin(x), axis=-1, keepdims=True)
   n_updates = tf.constant(args.updates)
   check([way for way in args.ways if way != "stacked"], x, y)
@@ -239,29 +244,43 @@ def main():
       print(f"{'XLA' if xla else 'graph'} {way:8s} N={n:3d}: first call "
             f"{first:6.2f} s, {calls} calls a round", flush=True)
 
-  for _ in range(args.rounds):
-    for run, calls, times in contenders.values():
-      start = time.perf_counter()
-      for _ in range(calls):
-        done = run(n_updates)
-      int(done)
-      times.append((time.perf_counter() - start) / (calls * args.updates))
+  def timed(run, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+      done = run(n_updates)
+    int(done)
+    return (time.perf_counter() - start) / (calls * args.updates)
 
-  print(f"\nms per update (median of {args.rounds} rounds; slowest-fastest),"
-        f" and ratio to the solo step of the same mode")
+  # Each contender is timed right after its mode's solo step, and its ratio
+  # is taken against that measurement: the load of a shared machine drifts
+  # between rounds more than within a pair.
+  ratios = {key: [] for key in contenders}
+  for _ in range(args.rounds):
+    for (xla, way, n), (run, calls, times) in contenders.items():
+      if way == "solo":
+        continue
+      solo_run, solo_calls, solo_times = contenders[(xla, "solo", 1)]
+      solo_times.append(timed(solo_run, solo_calls))
+      times.append(timed(run, calls))
+      ratios[(xla, way, n)].append(times[-1] / solo_times[-1])
+
+  print(f"\nms per update (median of {args.rounds} rounds, fastest), and "
+        "its ratio to the solo step timed just before it (median over "
+        "rounds, and fastest over fastest)")
   for xla in modes:
-    solo = statistics.median(contenders[(xla, "solo", 1)][2])
+    solo = contenders[(xla, "solo", 1)][2]
     print(f"\n{'XLA' if xla else 'graph (no XLA)'}: solo step "
-          f"{solo * 1e3:.3f} ms")
-    print(f"{'way':9s} {'N':>3s} {'ms/update':>10s} {'range':>15s} "
-          f"{'x solo':>7s} {'per member':>10s}")
+          f"{statistics.median(solo) * 1e3:.3f} ms (fastest "
+          f"{min(solo) * 1e3:.3f})")
+    print(f"{'way':9s} {'N':>3s} {'ms/update':>10s} {'fastest':>8s} "
+          f"{'x solo':>7s} {'fastest':>8s} {'per member':>10s}")
     for way in args.ways:
       for n in args.sizes:
         times = contenders[(xla, way, n)][2]
-        median = statistics.median(times)
-        print(f"{way:9s} {n:3d} {median * 1e3:10.3f} "
-              f"{min(times) * 1e3:7.3f}-{max(times) * 1e3:7.3f} "
-              f"{median / solo:7.2f} {median / solo / n:10.3f}")
+        ratio = statistics.median(ratios[(xla, way, n)])
+        print(f"{way:9s} {n:3d} {statistics.median(times) * 1e3:10.3f} "
+              f"{min(times) * 1e3:8.3f} {ratio:7.2f} "
+              f"{min(times) / min(solo):8.2f} {ratio / n:10.3f}")
 
 
 if __name__ == "__main__":
