@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import checks
 from sonnet_like.core import utils
 from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
@@ -69,6 +70,17 @@ NO_EXPORT_ERROR = (
 RESUME_MESSAGE = (
     "\n{owner}: caught {signal} at step {step}; {saved}. Run the same command "
     "again to resume from there.")
+
+
+def _without_frames(error: Exception) -> Exception:
+  """A ValueError or TypeError raised while the step was traced, with the
+  message first: AutoGraph's "in user code:" frames (the chained original
+  keeps them) replaced by the innermost user frame."""
+  if type(error) not in (ValueError, TypeError) or not str(error).startswith(
+      "in user code:"):
+    return error
+  text = checks.error_text(error)
+  return type(error)(text.removeprefix(f"{type(error).__name__}: "))
 
 
 def _sonnet_aggregation(next_creator, **kwargs):
@@ -458,8 +470,14 @@ class Scenario(services.ScenarioServices):
     rate = logs_lib.StepRate(step, self.log_every)
     # The one trace, called directly: skips tf.function's per-call dispatch
     # (~10% of a small model's step at steps_per_call=1).
-    call = self.train_function.get_concrete_function(
-        tf.TensorSpec([], tf.int32))
+    try:
+      call = self.train_function.get_concrete_function(
+          tf.TensorSpec([], tf.int32))
+    except (ValueError, TypeError) as error:
+      clean = _without_frames(error)
+      if clean is error:
+        raise
+      raise clean from error
     while (step < self.num_steps and self._stop_reason is None and
            not caught.agreed()):
       n = self._calls_until_boundary(step)

@@ -63,6 +63,11 @@ def _is_classification(outputs: Any, targets: Any) -> bool:
           targets.shape.rank == 1 and targets.dtype.is_integer)
 
 
+METRIC_FAILED_ERROR = (
+    "Supervised: metrics[{name!r}] failed on outputs of shape {outputs} and "
+    "targets of shape {targets}: {error}")
+
+
 def _metric_values(outputs: Any, targets: Any,
                    metrics: dict[str, Any]) -> dict[str, tf.Tensor]:
   """Per-example accuracy (for classifiers) and `metrics` (per-example
@@ -72,10 +77,20 @@ def _metric_values(outputs: Any, targets: Any,
     values["accuracy"] = tf.equal(
         tf.argmax(outputs, -1, output_type=targets.dtype), targets)
   for name, fn in metrics.items():
+    try:
+      result = fn(outputs, targets)
+    except Exception as error:  # pylint: disable=broad-except
+      raise ValueError(METRIC_FAILED_ERROR.format(
+          name=name, outputs=_shapes(outputs), targets=_shapes(targets),
+          error=checks.error_text(error))) from error
     values[name] = losses_lib.per_example(
-        "Supervised", f"metrics[{name!r}]", fn(outputs, targets), outputs,
-        targets)
+        "Supervised", f"metrics[{name!r}]", result, outputs, targets)
   return values
+
+
+def _shapes(values: Any) -> Any:
+  shapes = [tuple(v.shape) for v in tf.nest.flatten(values)]
+  return shapes[0] if len(shapes) == 1 else shapes
 
 
 UNBUILT_PREDICT_WARNING = (

@@ -268,3 +268,19 @@ def test_optional_is_training_follows_the_model():
     # Evaluation runs without dropout: predict is deterministic.
     np.testing.assert_array_equal(train.predict(model, x),
                                   train.predict(model, x))
+
+
+def test_a_failing_metric_is_named_with_the_shapes_it_got():
+  x, y = _data(n=32)
+
+  def thirds(outputs, targets):  # 16 * 2 outputs do not split in 3 rows.
+    del targets
+    return tf.reshape(outputs, [3, -1])
+
+  train = snt.scenarios.Supervised(num_steps=1, batch_size=16,
+                                   progress=False)
+  with pytest.raises(ValueError, match="^" + re.escape(  # First, not last.
+      "Supervised: metrics['thirds'] failed on outputs of shape (16, 2) and "
+      "targets of shape (16,): ")):
+    train(_model(), keras.optimizers.SGD(0.1), _loss, (x, y),
+          metrics={"thirds": thirds})
