@@ -179,7 +179,8 @@ class Scenario(services.ScenarioServices):
     catch_signals: Save and exit cleanly on SIGTERM / Ctrl-C (in a cluster
       every worker, at one step, with code 143).
     termination_watcher: True once this machine is about to go: a SIGTERM.
-    async_save: Save to memory; copy into `save_dir` in the background.
+    async_save: A save blocks only for a snapshot of the state in memory;
+      a thread writes it into `save_dir` while training goes on.
     export_dir: Write a SavedModel for serving here (`self.export`) when a
       run ends without a signal or error (replacing an earlier one).
     keep_best: Keep the checkpoint of the best evaluation by this eval

@@ -39,6 +39,12 @@ NO_VARIABLES_ERROR = (
     "scenario's step; pass them, apply(grads, variables), so the update goes "
     "through the scenario's clipping, NaN guard and schedule.")
 
+OTHER_VARIABLES_ERROR = (
+    "{owner}: the Keras optimizer {optimizer!r} was built for other variables "
+    "(another model's: a Keras optimizer keeps the slots of one set of "
+    "variables), so it cannot update {names}; give this model an optimizer "
+    "of its own.")
+
 UNUSED_VARIABLES = (
     "{owner}: no gradient reached {names}; they are not trained. Remove them "
     "from the variables passed to apply_update, make the loss use them, or "
@@ -128,6 +134,8 @@ class Updater:
       if hasattr(self.optimizer, "build") and not getattr(
           self.optimizer, "built", True):
         self.optimizer.build(variables)
+      elif getattr(self.optimizer, "built", False):
+        self._check_known(variables)
     else:
       before = _optimizer_variables(self.optimizer)
       saved = [(v, tf.identity(v)) for v in variables + before]
@@ -141,6 +149,25 @@ class Updater:
           variable.assign(tf.zeros(variable.shape, variable.dtype))
     if self.shared.accumulator is not None:
       self.shared.accumulator.create(self, variables)
+
+  def _check_known(self, variables: list[tf.Variable]) -> None:
+    """Refuses a built Keras optimizer that does not know `variables`
+    (Keras' own error would come from inside the compiled step): one
+    update of zeros is tried eagerly, and every value is put back."""
+    if tf.distribute.get_strategy().num_replicas_in_sync > 1:
+      return  # The try would need replica context; Keras says it there.
+    saved = [(v, tf.identity(v))
+             for v in variables + _optimizer_variables(self.optimizer)]
+    try:
+      self.apply_now([tf.zeros(v.shape, v.dtype) for v in variables],
+                     variables)
+    except (ValueError, KeyError) as error:
+      raise ValueError(OTHER_VARIABLES_ERROR.format(
+          owner=self.shared.owner, optimizer=self.optimizer,
+          names=[v.name for v in variables][:3])) from error
+    finally:
+      for variable, value in saved:
+        variable.assign(value)
 
   # ---- Traced, in a step. ----
 

@@ -275,3 +275,28 @@ def test_the_optimizer_is_itself_again_after_the_trace():
   _own_step(optimizer)
   assert "apply_gradients" not in vars(optimizer)
   assert "apply" not in vars(optimizer)
+
+
+def test_a_keras_optimizer_of_another_model_is_refused_at_build():
+  optimizer = keras.optimizers.Adam(0.01)
+  _own_step(optimizer, scenario=snt.scenarios.Supervised)
+  model = snt.Linear(1, name="second")
+  model(_X[:1])
+  before = [v.numpy() for v in model.trainable_variables]
+  train = snt.scenarios.Supervised(num_steps=1, batch_size=32, progress=False)
+  with pytest.raises(ValueError, match=r"^Supervised: the Keras optimizer "
+                     r".* was built for other variables"):
+    train(model, optimizer, "mse", (_X, _Y))
+  for a, b in zip(model.trainable_variables, before):  # Nothing changed.
+    np.testing.assert_array_equal(a.numpy(), b)
+
+
+def test_the_check_of_a_built_keras_optimizer_changes_nothing():
+  w = tf.Variable([1.0, 2.0])
+  optimizer = keras.optimizers.Adam(0.1)
+  optimizer.apply_gradients([(tf.constant([0.5, -0.5]), w)])  # Moments != 0.
+  before = [v.numpy() for v in [w] + list(optimizer.variables)]
+  updater_lib.Updater(optimizer, updater_lib.Shared("T")).build([w])
+  after = [v.numpy() for v in [w] + list(optimizer.variables)]
+  for a, b in zip(after, before):  # The zero update tried is undone.
+    np.testing.assert_array_equal(a, b)
