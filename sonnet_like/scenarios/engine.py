@@ -364,8 +364,8 @@ class Scenario(services.ScenarioServices):
 
     Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
     (the loop, hooks, signals) and `SavedRun.finish` (the last save). The
-    scenario's seed is TensorFlow's global seed meanwhile (`seed.py`):
-    modules without variables yet are built from it.
+    scenario's seed is TensorFlow's global seed meanwhile (the user's is
+    put back after): modules without variables yet are built from it.
     """
     with seed_lib.global_seed(self.seed):
       return self._run()
