@@ -58,7 +58,7 @@ ON_PURPOSE: dict[str, str] = {
         "width. Seen where dm-sonnet runs NCHW convolutions on CPU "
         "(oneDNN); skipped elsewhere.")
        for aspect in ("unknown_batch", "same_seed", "variables",
-                      "bfloat16")},
+                      "bfloat16", "float16")},
     "regularizer_attributes_and_repr": (
         "dm-sonnet's OffDiagonalOrthogonal calls itself 'Orthogonal' in its "
         "repr; ours names its own class."),
