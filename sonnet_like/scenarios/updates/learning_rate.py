@@ -99,19 +99,3 @@ class ScaledLearningRate:
       yield rate
     finally:
       self.optimizer.learning_rate = self.base
-
-
-def current_rate(optimizer: Any) -> tf.Tensor | None:
-  """Traced: the rate `optimizer` applies now, as float32 (a Keras
-  schedule's at the optimizer's `iterations`), or None if it has no rate
-  to read."""
-  rate = getattr(optimizer, "learning_rate", None)
-  if rate is not None and callable(rate):
-    iterations = getattr(optimizer, "iterations", None)
-    rate = None if iterations is None else rate(iterations)
-  if rate is None:
-    return None
-  try:
-    return tf.cast(tf.convert_to_tensor(rate), tf.float32)
-  except (TypeError, ValueError):
-    return None
