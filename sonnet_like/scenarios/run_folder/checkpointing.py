@@ -227,9 +227,6 @@ def _not_built_yet(parent: Any, children: dict[str, Any], name: str) -> bool:
       parent, (collections.abc.Sequence, collections.abc.Mapping))
 
 
-is_optimizer = kinds.is_optimizer  # Optimizers are restored last.
-
-
 def _optional(path: str) -> bool:
   return path.startswith(OPTIONAL_PREFIXES)
 
@@ -296,7 +293,7 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
     in_checkpoint = {c.local_name: c.node_id for c in node.children}
     order = list(in_checkpoint.items())
     if node_id == 0:  # Models before optimizers, which refer to their weights.
-      order.sort(key=lambda item: is_optimizer(children.get(item[0])))
+      order.sort(key=lambda item: kinds.is_optimizer(children.get(item[0])))
     for name, child_id in order:
       child_path = f"{where}/{name}" if where else name
       if name not in children and not (_not_built_yet(obj, children, name)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
-from sonnet_like.scenarios.run_folder import checkpointing
+from sonnet_like.scenarios.updates import kinds
 
 NAME = "run_settings"
 
@@ -129,7 +129,7 @@ class RunSettings(tf.train.experimental.PythonState):
     self._optimizers = {}
     rates = {}
     for name, obj in scenario.trackables().items():
-      rate = (_learning_rate(obj) if checkpointing.is_optimizer(obj)
+      rate = (_learning_rate(obj) if kinds.is_optimizer(obj)
               else None)
       if rate is not None:
         rates[name], self._optimizers[name] = rate
