@@ -33,11 +33,14 @@ from sonnet_like.scenarios.run_folder.run_settings import ResumeSettingsError
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.reporting.tensorboard import TensorBoard
+from sonnet_like.scenarios.reporting.distribution import Distribution
+from sonnet_like.scenarios.reporting.distribution import summarize
 
 __all__ = [
     "CSVLogger",
     "Checkpointer",
     "DQN",
+    "Distribution",
     "DryRunError",
     "EarlyStopping",
     "GAN",
@@ -63,4 +66,5 @@ __all__ = [
     "load_weights",
     "plot",
     "schedules",
+    "summarize",
 ]
