@@ -23,12 +23,13 @@ was expected and what came.
     ValueError: Supervised: train_data is empty (0 examples); it needs at least one batch of 4.
 """
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import autograph
+from sonnet_like.scenarios import seed as seed_lib
 
 Data = Any  # A tf.data.Dataset of batches, or arrays (nests of arrays).
 
@@ -260,9 +261,23 @@ class Feed:
 
   def __init__(self, owner: str, argument: str, data: Data, batch_size: int,
                seed: int, shuffle: bool = True,
-               check: Callable[[Any], None] | None = None):
+               check: Callable[[Any], None] | None = None,
+               member_seeds: Sequence[int] | None = None):
     self.dataset = training_dataset(owner, argument, data, batch_size, seed,
                                     shuffle, check)
+    self._member_spec = None
+    if member_seeds is not None:
+      # A population: each member's own pipeline (its seed, its order, as
+      # a solo run's), their batches stacked on a leading member axis.
+      self._member_spec = self.dataset.element_spec
+      pipelines = []
+      for member_seed in member_seeds:
+        with seed_lib.global_seed(member_seed):
+          pipelines.append(training_dataset(owner, argument, data,
+                                            batch_size, member_seed, shuffle))
+      self.dataset = tf.data.Dataset.zip(tuple(pipelines)).map(
+          lambda *batches: tf.nest.map_structure(
+              lambda *parts: tf.stack(parts), *batches))
     self.argument, self.batch_size = argument, batch_size
     self.iterator: Any = None
 
@@ -271,6 +286,9 @@ class Feed:
 
   @property
   def element_spec(self) -> Any:
+    """One batch's structure (in a population, one member's)."""
+    if self._member_spec is not None:
+      return self._member_spec
     return self.dataset.element_spec
 
   def example_batch(self, size: int = 2) -> Any:

@@ -38,11 +38,13 @@ import os
 import sys
 from typing import Any, Callable, Iterable
 
+import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import utils
+from sonnet_like.scenarios.run_folder import best as best_lib
 from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios.compiled import guard as guard_lib
@@ -50,6 +52,9 @@ from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import logs as logs_lib
+from sonnet_like.scenarios.population import members as members_lib
+from sonnet_like.scenarios.population import settings as population_lib
+from sonnet_like.scenarios.population import step as population_step
 from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import services
@@ -89,6 +94,37 @@ def _sonnet_aggregation(next_creator, **kwargs):
   if kwargs.get("aggregation") in (None, tf.VariableAggregation.NONE):
     kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
   return next_creator(**kwargs)
+
+
+def _check_population(owner: str, population: population_lib.Population,
+                      loop: settings.LoopSettings,
+                      checkpointing: settings.CheckpointSettings,
+                      guard: settings.GuardSettings,
+                      precision: precision_lib.Precision,
+                      updates: settings.UpdateSettings) -> None:
+  """Refuses what a population does not do yet, naming the setting."""
+  refused = {
+      "precision with a loss scale": precision.scales_loss,
+      "accumulate_steps > 1": updates.accumulate_steps > 1,
+      "ema": updates.ema is not None,
+      "keep_best": checkpointing.keep_best is not None,
+      "export_dir (export member(i) instead)": (
+          checkpointing.export_dir is not None),
+      'nonfinite_check="call" (each member is checked per step)': (
+          guard.nonfinite_check == "call"),
+      "a multi-replica strategy": (
+          loop.strategy is not None and
+          loop.strategy.num_replicas_in_sync > 1),
+      "a learning_rate_schedule with a learning_rate sweep": (
+          updates.learning_rate_schedule is not None and
+          "learning_rate" in population.settings),
+  }
+  found = [name for name, given in refused.items() if given]
+  if found:
+    raise ValueError(f"{owner}: population= does not work with "
+                     f"{', '.join(found)} yet; drop "
+                     f"{'it' if len(found) == 1 else 'them'} or train "
+                     "the members one at a time.")
 
 
 @settings.reads_through
@@ -199,6 +235,10 @@ class Scenario(services.ScenarioServices):
     accumulate_steps: Steps (micro-batches) whose mean gradient is 1 update.
     ema: Decay (or {model: decay}) of weight averages that evaluate, export.
     learning_rate_schedule: A `schedules.Schedule`: factor of every lr.
+    population: Train many members in one compiled call: a member count
+      (seeds `seed`, `seed + 1`, ...), a list of seeds, or a
+      `snt.scenarios.Population` (per-member settings, sweeps). Member i
+      matches a solo run with its seed; `member(i)` gives its models.
   """
 
   def __new__(cls, *args, **kwargs):
@@ -230,7 +270,8 @@ class Scenario(services.ScenarioServices):
                precision: str | precision_lib.Precision = "float32",
                nonfinite_check: str = "auto", accumulate_steps: int = 1,
                ema: float | dict[str, float] | None = None,
-               learning_rate_schedule: schedules.Schedule | None = None):
+               learning_rate_schedule: schedules.Schedule | None = None,
+               population: Any = None):
     owner = type(self).__name__
     precision = precision_lib.parse(owner, precision)
     loop = settings.LoopSettings.checked(
@@ -253,7 +294,12 @@ class Scenario(services.ScenarioServices):
         learning_rate_schedule=learning_rate_schedule)
     if export_dir is not None and type(self).export is Scenario.export:
       raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
+    self.population = population_lib.parse(owner, population, seed)
+    if self.population is not None:
+      _check_population(owner, self.population, loop, self.checkpointing,
+                        guard, precision, updates)
     super().__init__(loop, guard, precision, updates)
+    self.members: members_lib.Members | None = None
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
@@ -319,6 +365,8 @@ class Scenario(services.ScenarioServices):
   def checks_per_call(self) -> bool:
     """Whether the NaN guard checks once per compiled call
     (`nonfinite_check`, "auto" resolved)."""
+    if self.population is not None:  # Each member's step is checked.
+      return False
     return self.guard.checks_per_call(
         self.loop.steps_per_call * self.updates_per_step,
         self.precision.scales_loss)
@@ -348,6 +396,50 @@ class Scenario(services.ScenarioServices):
     self._stop_reason = reason
     if final and self._finished is not None:
       self._finished.assign(True)  # In the checkpoint saved after this call.
+
+  # ---- A population's members. ----
+
+  def member(self, index: int) -> Any:
+    """Member `index`'s trained models, holding its weights now (real
+    variables): its one model, or its models by name. Needs `population`."""
+    owner = type(self).__name__
+    if self.members is None:
+      raise ValueError(f"{owner}: member({index}) needs a population "
+                       "(population= in the settings) and a run.")
+    objects = self.members.member(index)
+    models = {name: objects[id(model)]
+              for name, model in self.models().items()}
+    return next(iter(models.values())) if len(models) == 1 else models
+
+  def best(self, metric: str, mode: str | None = None) -> Any:
+    """The models of the member with the best last evaluation of
+    `metric` ("min" or "max"; by default "min" for losses and errors)."""
+    owner = type(self).__name__
+    table = {} if self.history is None else self.history.member_eval
+    if metric not in table:
+      raise ValueError(f"{owner}: best({metric!r}) needs the members' "
+                       f"evaluations of {metric!r}; evaluated: "
+                       f"{sorted(k for k in table if k != 'step')}.")
+    mode = best_lib.Best(owner, "best", metric, mode).mode
+    last = np.asarray(table[metric][-1], np.float64)
+    last = np.where(np.isnan(last), np.inf if mode == "min" else -np.inf,
+                    last)
+    return self.member(int(np.argmin(last) if mode == "min"
+                           else np.argmax(last)))
+
+  def _evaluate_members(self) -> dict[str, float] | None:
+    """Every member's `evaluate_now` (on its own models); the means over
+    the members still training, with every member's values attached."""
+    results = []
+    for i in range(self.population.size):
+      with self.members.member_in(self, i):
+        results.append(self.evaluate_now())
+    if results[0] is None:
+      return None
+    alive = self.members.alive.numpy()
+    return logs_lib.MemberMetrics(
+        {name: [float(r[name]) for r in results] for name in results[0]},
+        alive)
 
   # ---- The Python side. ----
 
@@ -389,21 +481,30 @@ class Scenario(services.ScenarioServices):
       keep_best_lib.export_at_end(self, missing_only=done)
     return self.history
 
-  def _create_state(self) -> None:
-    """The engine's variables, the data iterator, then the scenario's."""
+  def _create_state(self, cleanup: contextlib.ExitStack) -> None:
+    """The engine's variables, the data iterator, then the scenario's (a
+    population's: each member's, and the templates, which the scenario's
+    attributes hold until the run ends)."""
     self.traced_step.create(self.updates, per_call=self.checks_per_call)
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
     if self._feed is not None:
       self._feed.start()
-    self.build()
+    if self.population is None:
+      self.build()
+    else:
+      self.members = members_lib.Members.build(self, self.population)
+      cleanup.enter_context(self.members.templates_in(self))
+      population_step.check_settings(self, self.members)
+      self.traced_step.shared.select_outside = True
     self.traced_step.create_built(self.models(), self.updates_per_step)
 
   def _run_state(self) -> dict[str, Any]:
     """What the compiled steps change, by name: `trackables()` and the
     engine's own state (step, generator, counters, the data iterator)."""
     owner = type(self).__name__
-    named = dict(self.trackables())
+    named = (dict(self.trackables()) if self.members is None
+             else {"population": self.members})
     engine_owned = {"step": self.traced_step.step, "rng": self.rng,
                     "skipped": self.traced_step.skipped,
                     "finished": self._finished}
@@ -421,7 +522,7 @@ class Scenario(services.ScenarioServices):
   def _restore(self, cleanup: contextlib.ExitStack
                ) -> saved_run.SavedRun | None:
     """Creates the state and restores it; None if the run is already done."""
-    self._create_state()
+    self._create_state(cleanup)
     saved = saved_run.SavedRun(self)
     self.history = saved.history
     restored = saved.restore(self._run_state(), cleanup)
@@ -485,17 +586,19 @@ class Scenario(services.ScenarioServices):
       if n not in sizes:
         sizes[n] = tf.constant(n, tf.int32)
       logs, finite = call(sizes[n])
+      members = logs.pop(population_step.MEMBER_LOGS, None)
       if not (bool(finite) or self.on_nonfinite == "skip"):
         raise self.traced_step.nonfinite_error(saved.latest, step, n)
       step += n
-      logs = logs_lib.Logs(logs)
+      logs = logs_lib.Logs(logs, members)
       rate.add_to(logs, step)
       if self.on_nonfinite == "skip":
         logs.extra["skipped"] = lambda: float(self.skipped_steps)
       at_end = step >= self.num_steps
       if at_end or (self.eval_every and step % self.eval_every == 0):
         with self.ema_weights():
-          metrics = self.evaluate_now()
+          metrics = (self.evaluate_now() if self.members is None
+                     else self._evaluate_members())
         if metrics is not None:
           for hook in saved.hooks:
             hook.eval_end(self, step, metrics)

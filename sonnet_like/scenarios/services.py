@@ -74,8 +74,11 @@ class ScenarioServices:
     """
     # tf.data seeds its shuffle from the global seed too: `seed` alone.
     with seed_lib.global_seed(self.loop.seed):
-      self._feed = data_lib.Feed(type(self).__name__, argument, data,
-                                 batch_size, self.loop.seed, shuffle, check)
+      population = getattr(self, "population", None)
+      self._feed = data_lib.Feed(
+          type(self).__name__, argument, data, batch_size, self.loop.seed,
+          shuffle, check,
+          member_seeds=None if population is None else population.seeds)
 
   def say(self, message: str) -> None:
     """Prints `message` on stderr, once per run (by the chief)."""

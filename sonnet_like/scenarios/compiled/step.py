@@ -24,6 +24,7 @@ from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import settings as settings_lib
 from sonnet_like.scenarios.compiled import guard as guard_lib
 from sonnet_like.scenarios.compiled import precision as precision_lib
+from sonnet_like.scenarios.population import step as population_step
 from sonnet_like.scenarios.updates import accumulation as accumulation_lib
 from sonnet_like.scenarios.updates import ema as ema_lib
 from sonnet_like.scenarios.updates import kinds
@@ -302,12 +303,15 @@ class TracedStep:
       return logs, finite_step
 
     replica_step = guarded_step
+    if getattr(scenario, "members", None) is not None:  # A population.
+      replica_step = population_step.vectorized(scenario.members, scenario,
+                                                guarded_step, skip)
     if scenario.jit_compile:
       if replicas > 1:
         raise ValueError(f"{self.owner}: jit_compile=True is not supported "
                          "with a multi-replica strategy here; use "
                          "TPUStrategy (always compiled) or jit_compile=False.")
-      replica_step = tf.function(guarded_step, jit_compile=True)
+      replica_step = tf.function(replica_step, jit_compile=True)
 
     def step_inputs():
       if next_inputs is not None:

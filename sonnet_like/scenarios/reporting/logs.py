@@ -16,11 +16,24 @@ import tensorflow as tf
 
 
 class Logs(collections.abc.Mapping):
-  """A call's logs, turned into Python floats only when a hook reads them."""
+  """A call's logs, turned into Python floats only when a hook reads them.
 
-  def __init__(self, tensors: dict[str, tf.Tensor]):
+  In a population the values are the means over the members still
+  training; `members()` gives every member's values (lists by name).
+  """
+
+  def __init__(self, tensors: dict[str, tf.Tensor],
+               members: dict[str, tf.Tensor] | None = None):
     self._tensors, self._floats = tensors, {}
+    self._members = members
     self.extra: dict[str, Any] = {}
+
+  def members(self) -> dict[str, list[float]] | None:
+    """Every member's logs by name (None outside a population)."""
+    if self._members is None:
+      return None
+    return {name: [float(v) for v in value.numpy()]
+            for name, value in self._members.items()}
 
   def __getitem__(self, key: str) -> float:
     if key not in self._floats:
@@ -39,6 +52,24 @@ class Logs(collections.abc.Mapping):
 
   def __repr__(self) -> str:
     return repr(dict(self))
+
+
+class MemberMetrics(dict):
+  """A population's evaluation: the means over the members still training
+  (the dict, what hooks read) and every member's values (`members`).
+
+  Args:
+    members: Each metric's values, one per member.
+    alive: Whether each member still trains.
+  """
+
+  def __init__(self, members: dict[str, list[float]], alive: Any):
+    alive = [bool(a) for a in alive]
+    super().__init__({
+        name: (sum(v for v, a in zip(values, alive) if a) / sum(alive)
+               if any(alive) else float("nan"))
+        for name, values in members.items()})
+    self.members = members
 
 
 class StepRate:

@@ -53,6 +53,9 @@ class History(hooks.Hook):
     train: `{"step": [...], "loss": [...], ...}`.
     eval: `{"step": [...], "accuracy": [...], ...}`.
     stop_reason: Why the run ended ("done", "early stopping: ...", ...).
+    member_train: A population's train logs, every member's:
+      `{"step": [...], "loss": [[member 0, member 1, ...], ...], ...}`.
+    member_eval: The same for its evaluations.
   """
 
   FILE = "history.json"
@@ -61,6 +64,8 @@ class History(hooks.Hook):
     self.log_every = log_every
     self.train: dict[str, list[float]] = {}
     self.eval: dict[str, list[float]] = {}
+    self.member_train: dict[str, list[Any]] = {}
+    self.member_eval: dict[str, list[Any]] = {}
     self.stop_reason: str = ""
 
   @staticmethod
@@ -74,17 +79,34 @@ class History(hooks.Hook):
     if step % self.log_every == 0 or step == scenario.num_steps:
       if not self.train.get("step") or self.train["step"][-1] != step:
         self._add(self.train, step, logs)
+        members = getattr(logs, "members", lambda: None)()
+        if members is not None:
+          self._add_members(self.member_train, step, members)
 
   def eval_end(self, scenario, step, metrics):
     self._add(self.eval, step, metrics)
+    members = getattr(metrics, "members", None)
+    if members is not None:
+      self._add_members(self.member_eval, step, members)
+
+  @staticmethod
+  def _add_members(table: dict[str, list[Any]], step: int,
+                   values: dict[str, list[float]]) -> None:
+    table.setdefault("step", []).append(step)
+    for key, value in values.items():
+      table.setdefault(key, []).append([float(v) for v in value])
 
   def to_dict(self) -> dict[str, Any]:
-    return {"train": self.train, "eval": self.eval,
-            "stop_reason": self.stop_reason}
+    saved = {"train": self.train, "eval": self.eval,
+             "stop_reason": self.stop_reason}
+    if self.member_train or self.member_eval:
+      saved.update(member_train=self.member_train,
+                   member_eval=self.member_eval)
+    return saved
 
   def from_dict(self, saved: dict[str, Any], up_to_step: int) -> None:
     """Takes the records of `saved` (a `to_dict()`) up to `up_to_step`."""
-    for name in ("train", "eval"):
+    for name in ("train", "eval", "member_train", "member_eval"):
       table = saved.get(name, {})
       keep = [i for i, s in enumerate(table.get("step", [])) if s <= up_to_step]
       setattr(self, name, {k: [v[i] for i in keep] for k, v in table.items()})

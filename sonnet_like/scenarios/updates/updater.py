@@ -83,6 +83,8 @@ class Shared:
     verdicts: This step's verdicts.
     rollback: The per-call check (`updated(optimizer, variables)`).
     unused: The unused-variable policy.
+    select_outside: Apply every update; the caller keeps or drops its
+      result by the verdict (a population, per member).
   """
   owner: str
   clip_norm: float | None = None
@@ -94,6 +96,7 @@ class Shared:
   verdicts: Verdicts = dataclasses.field(default_factory=Verdicts)
   rollback: Any = None
   unused: "UnusedVariables | None" = None
+  select_outside: bool = False
 
 
 class Updater:
@@ -321,7 +324,7 @@ class Updater:
     if replicas > 1 and self.is_keras:
       # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
-    if deferred or replicas > 1:
+    if deferred or replicas > 1 or self.shared.select_outside:
       self.apply_now(grads, variables)
       return verdict
 

@@ -1,0 +1,279 @@
+"""A population's state: every member's values stacked on a member axis.
+
+`Members.build(scenario)` builds what the scenario trains once per member:
+each member on its own copy of the modules and optimizers (made before any
+variable exists, built under the member's seed, exactly as a solo run with
+that seed builds them), then the scenario's own objects (the templates)
+once more, holding `MemberVariable`s. The members' values are stacked into
+one real variable per template variable ([members, ...shape]); that is
+what trains and what the checkpoint holds. While one member's step is
+traced (`step.py`), the templates hold that member's slices; the copies
+get the stacked values back when a member is asked for (`member(i)`).
+"""
+
+import contextlib
+import copy
+from typing import Any, Iterator
+
+import tensorflow as tf
+from tensorflow.python.eager import tape as tape_lib
+
+from sonnet_like.functional import tensor_variable
+from sonnet_like.scenarios import seed as seed_lib
+from sonnet_like.scenarios.population import settings as settings_lib
+from sonnet_like.scenarios.updates import kinds
+
+BUILT_ERROR = (
+    "{owner}: a population builds every member's variables from its own "
+    "seed, but {what} already has variables ({names}). Pass modules and "
+    "optimizers whose variables the run creates (build nothing before the "
+    "call).")
+
+SHAPE_ERROR = (
+    "{owner}: member {member} built {count} variables where the first "
+    "member built {expected}; a population needs build() to make the same "
+    "variables for every member (it builds the objects that trackables() "
+    "returns, swapped into the scenario's attributes).")
+
+
+class MemberVariable(tensor_variable.TensorVariable):
+  """A `TensorVariable` that gradient tapes watch like a trainable variable
+  (`tape.gradient(loss, model.trainable_variables)` works as in a solo
+  step): what the templates hold while a member's step is traced."""
+
+  _should_act_as_resource_variable = True  # Tapes differentiate `handle`.
+
+  @property
+  def handle(self) -> tf.Tensor:
+    return self.tensor_value
+
+  @property
+  def graph(self):
+    value = self.tensor_value
+    if value is None or not hasattr(value, "graph"):  # An eager value.
+      raise AttributeError("graph")
+    return value.graph
+
+  def _read(self) -> tf.Tensor:
+    value = super()._read()
+    if self.trainable:
+      tape_lib.variable_accessed(self)
+    return value
+
+
+def _to_tensor(variable: MemberVariable, dtype=None, name=None,
+               as_ref=False) -> tf.Tensor:
+  variable._read()  # pylint: disable=protected-access
+  return tensor_variable._to_tensor(  # pylint: disable=protected-access
+      variable, dtype, name, as_ref)
+
+
+# Before TensorVariable's (priority 100), which does not tell the tapes.
+tf.register_tensor_conversion_function(MemberVariable, _to_tensor,
+                                       priority=99)
+
+
+@contextlib.contextmanager
+def member_variables() -> Iterator[list[MemberVariable]]:
+  """Inside the block `tf.Variable(...)` makes `MemberVariable`s; yields
+  the list of those made, in order."""
+  made = []
+
+  def creator(next_creator, **kwargs):
+    del next_creator
+    initial = kwargs.get("initial_value")
+    if callable(initial):
+      initial = initial()
+    dtype = kwargs.get("dtype")
+    value = tf.convert_to_tensor(
+        initial, dtype=None if dtype is None else tf.as_dtype(dtype))
+    trainable = kwargs.get("trainable")
+    variable = MemberVariable(
+        value, trainable=True if trainable is None else trainable,
+        name=kwargs.get("name") or "Variable")
+    made.append(variable)
+    return variable
+
+  with tf.variable_creator_scope(creator):
+    yield made
+
+
+@contextlib.contextmanager
+def _made_variables() -> Iterator[list[tf.Variable]]:
+  made = []
+
+  def creator(next_creator, **kwargs):
+    variable = next_creator(**kwargs)
+    made.append(variable)
+    return variable
+
+  with tf.variable_creator_scope(creator):
+    yield made
+
+
+@contextlib.contextmanager
+def swapped(scenario: Any, objects: dict[int, Any]) -> Iterator[None]:
+  """The scenario's attributes holding one of `objects`' keys (by id) hold
+  its value inside the block."""
+  saved = {name: value for name, value in vars(scenario).items()
+           if id(value) in objects}
+  for name, value in saved.items():
+    setattr(scenario, name, objects[id(value)])
+  try:
+    yield
+  finally:
+    for name, value in saved.items():
+      setattr(scenario, name, value)
+
+
+def _variables_of(value: Any) -> list[tf.Variable]:
+  if isinstance(value, tf.Module):
+    # tf.Module's own walk: a Sonnet module without variables refuses
+    # `.variables`.
+    return list(tf.Module.variables.fget(value))
+  if isinstance(value, tf.Variable):
+    return [value]
+  return []
+
+
+def _check(owner: str, scenario: Any, objects: dict[str, Any]) -> None:
+  models = {id(m) for m in scenario.models().values()}
+  for name, value in objects.items():
+    made = _variables_of(value)
+    if made and id(value) in models:
+      raise ValueError(BUILT_ERROR.format(
+          owner=owner, what=f"{name!r} ({type(value).__name__})",
+          names=", ".join(v.name for v in made[:3])))
+    if kinds.is_keras(value):
+      raise ValueError(
+          f"{owner}: a population needs sonnet_like optimizers (their "
+          f"slots stack on the member axis); {name!r} is a Keras optimizer "
+          f"({type(value).__name__}). Use e.g. snt.optimizers.Adam.")
+
+
+def _as_member_variable(variable: tf.Variable) -> MemberVariable:
+  return MemberVariable(variable.read_value(), trainable=variable.trainable,
+                        name=variable.name.split(":")[0])
+
+
+class Members(tf.Module):
+  """Every member's values, stacked; the templates; each member's copy.
+
+  The scenario's own objects (what `trackables()` returns) are left as
+  they were: during the run its attributes hold the templates (copies
+  holding `MemberVariable`s), and `member(i)` gives member i's copies.
+
+  Attributes:
+    population: Who the members are.
+    templates: The templates' variables, in the order `build()` made them
+      (after those the objects had before).
+    stacked: One variable per template, `[members, *template.shape]`.
+    alive: Whether each member still trains (a member whose update is not
+      finite stops, with `on_nonfinite="raise"`; the others go on).
+  """
+
+  def __init__(self, population: settings_lib.Population,
+               templates: dict[int, Any], template_variables: list[Any],
+               copies: list[dict[int, Any]],
+               copy_variables: list[list[tf.Variable]]):
+    super().__init__(name="population")
+    self.population = population
+    # Not tracked: the templates hold no state, the copies are derived.
+    self._templates, self._template_variables = templates, template_variables
+    self._copies, self._copy_variables = copies, copy_variables
+    self.stacked = [
+        tf.Variable(tf.stack([made[j].read_value() for made in copy_variables]),
+                    trainable=False,
+                    name=template.name.split(":")[0].replace("/", "_"))
+        for j, template in enumerate(template_variables)]
+    self.alive = tf.Variable(tf.ones([population.size], tf.bool),
+                             trainable=False, name="alive")
+
+  @property
+  def templates(self) -> list[Any]:
+    return self._template_variables
+
+  @classmethod
+  def build(cls, scenario: Any, population: settings_lib.Population
+            ) -> "Members":
+    """Builds each member from its seed, then the templates."""
+    owner = type(scenario).__name__
+    originals = dict(scenario.trackables())
+    _check(owner, scenario, originals)
+    by_id = {id(v): v for v in originals.values()}
+    existing = list({v.ref(): v for value in by_id.values()
+                     for v in _variables_of(value)}.values())
+    copies, copy_variables = [], []
+    for i, seed in enumerate(population.seeds):
+      memo = {}
+      made_copies = copy.deepcopy(by_id, memo)  # Shared stays shared.
+      settings = dict(population.group(i))
+      if "learning_rate" in settings:
+        for value in made_copies.values():
+          if kinds.is_optimizer(value):
+            value.learning_rate = settings["learning_rate"]
+      with seed_lib.global_seed(seed), _made_variables() as made, \
+          swapped(scenario, made_copies):
+        scenario.build()
+      copies.append(made_copies)
+      copy_variables.append([memo[id(v)] for v in existing] + made)
+      for key in list(scenario.traced_step.updaters):  # Copies train not.
+        if key not in by_id:
+          del scenario.traced_step.updaters[key]
+    memo = {id(v): _as_member_variable(v) for v in existing}
+    templates = copy.deepcopy(by_id, memo)
+    with seed_lib.global_seed(population.seeds[0]), \
+        member_variables() as made, swapped(scenario, templates):
+      scenario.build()
+    template_variables = [memo[id(v)] for v in existing] + made
+    for i, variables in enumerate(copy_variables):
+      if [v.shape for v in variables] != [t.shape for t in template_variables]:
+        raise ValueError(SHAPE_ERROR.format(
+            owner=owner, member=i, count=len(variables),
+            expected=len(template_variables)))
+    return cls(population, templates, template_variables, copies,
+               copy_variables)
+
+  def read(self) -> list[tf.Tensor]:
+    return [v.read_value() for v in self.stacked]
+
+  def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
+    """The block in which the scenario's attributes hold the templates."""
+    return swapped(scenario, self._templates)
+
+  def member_in(self, scenario: Any, index: int
+                ) -> contextlib.AbstractContextManager:
+    """The block in which the scenario's attributes hold member `index`'s
+    objects (instead of the templates)."""
+    objects = self.member(index)
+    return swapped(scenario, {id(template): objects[key]
+                              for key, template in self._templates.items()})
+
+  @contextlib.contextmanager
+  def holding(self, values: list[tf.Tensor]) -> Iterator[None]:
+    """The templates hold `values` (one member's) inside the block and
+    what they held before after it (no tensor of the block leaks out)."""
+    saved = [(t.tensor_value, t.initial_tensor_value)
+             for t in self._template_variables]
+    for template, value in zip(self._template_variables, values):
+      template.tensor_value = value
+    try:
+      yield
+    finally:
+      for template, (value, initial) in zip(self._template_variables, saved):
+        template.tensor_value, template.initial_tensor_value = value, initial
+
+  def member(self, index: int) -> dict[int, Any]:
+    """Member `index`'s objects, by the id of the scenario's own (and of
+    the templates), holding its values now (real variables: evaluate,
+    export or keep training them)."""
+    if not 0 <= index < self.population.size:
+      raise IndexError(f"population: member {index} of "
+                       f"{self.population.size} (0 to "
+                       f"{self.population.size - 1}).")
+    for variable, stacked in zip(self._copy_variables[index], self.stacked):
+      variable.assign(stacked[index])
+    objects = dict(self._copies[index])
+    objects.update((id(self._templates[key]), value)
+                   for key, value in self._copies[index].items())
+    return objects

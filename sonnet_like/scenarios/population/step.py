@@ -1,0 +1,110 @@
+"""One compiled step for every member of a population.
+
+The scenario's own step (its `train_step` with the guard, as a solo run
+traces it) runs once per member under `tf.vectorized_map`: the templates
+hold the member's slices of the stacked values, its settings are set, and
+what the step leaves in the templates comes back stacked. Updates are
+applied unguarded inside (the updaters know: `Shared.select_outside`); a
+member whose step was not finite keeps its old values here, and with
+`on_nonfinite="raise"` it stops for good while the others go on.
+"""
+
+import contextlib
+from typing import Any, Callable, Iterator
+
+import tensorflow as tf
+
+from sonnet_like.scenarios.population import members as members_lib
+from sonnet_like.scenarios.updates import kinds
+
+MEMBER_LOGS = "members"  # The key of the per-member logs in a call's logs.
+
+
+def _setting_values(values: tuple[Any, ...]) -> tf.Tensor:
+  if all(isinstance(v, (int, float)) and not isinstance(v, bool)
+         for v in values) and not all(isinstance(v, int) for v in values):
+    return tf.constant(values, tf.float32)
+  return tf.constant(values)
+
+
+@contextlib.contextmanager
+def _settings_applied(scenario: Any, settings: dict[str, tf.Tensor]
+                      ) -> Iterator[None]:
+  """One member's settings: "learning_rate" on every optimizer the
+  scenario trains, any other name on the scenario itself."""
+  saved = []
+  for name, value in settings.items():
+    if name == "learning_rate":
+      owners = [o for o in scenario.trackables().values()
+                if kinds.is_optimizer(o)]
+    else:
+      owners = [scenario]
+    for owner in owners:
+      saved.append((owner, name, getattr(owner, name)))
+      setattr(owner, name, tf.cast(value, tf.float32)
+              if value.dtype.is_floating else value)
+  try:
+    yield
+  finally:
+    for owner, name, value in reversed(saved):
+      setattr(owner, name, value)
+
+
+def check_settings(scenario: Any, members: members_lib.Members) -> None:
+  """Refuses a setting that neither an optimizer nor the scenario has."""
+  owner = type(scenario).__name__
+  for name in members.population.settings:
+    if name == "learning_rate":
+      if not any(kinds.is_optimizer(o)
+                 for o in scenario.trackables().values()):
+        raise ValueError(f"{owner}: the population sweeps learning_rate, "
+                         "but the scenario trains no optimizer.")
+    elif not hasattr(scenario, name):
+      raise ValueError(
+          f"{owner}: the population sweeps {name!r}, which {owner} does not "
+          "have; sweep learning_rate or an attribute of the scenario its "
+          "step reads.")
+
+
+def vectorized(members: members_lib.Members, scenario: Any,
+               guarded_step: Callable[..., tuple[dict, tf.Tensor]],
+               skip: bool) -> Callable[..., tuple[dict, tf.Tensor]]:
+  """The replica step of a population: `guarded_step` for every member.
+
+  Returns `replica_step(*inputs)` with `inputs` stacked on the member axis;
+  it returns the logs (the means over the members still training, and
+  the per-member values under `MEMBER_LOGS`) and whether the step counts
+  (raise: some member still trains; skip: every member was finite).
+  """
+  population = members.population
+  settings = {name: _setting_values(values)
+              for name, values in population.settings.items()}
+
+  def member_step(args):
+    inputs, values, member_settings = args
+    with members.holding(values), _settings_applied(scenario,
+                                                    member_settings):
+      logs, finite = guarded_step(*inputs)
+      new_values = [t.tensor_value for t in members.templates]
+    return dict(logs), finite, new_values
+
+  def replica_step(*inputs):
+    old = members.read()
+    logs, finite, new = tf.vectorized_map(member_step,
+                                          (inputs, old, settings))
+    alive = members.alive.read_value()
+    ok = tf.logical_and(finite, alive)
+    for variable, new_value, old_value in zip(members.stacked, new, old):
+      keep = tf.reshape(ok, [-1] + [1] * (new_value.shape.rank - 1))
+      variable.assign(tf.where(keep, new_value, old_value))
+    if not skip:  # A member that failed stops; the others go on.
+      alive = members.alive.assign(ok)
+    weights = tf.cast(alive, tf.float32)
+    count = tf.reduce_sum(weights)
+    means = {name: tf.reduce_sum(tf.cast(value, tf.float32) * weights) / count
+             for name, value in logs.items()}
+    means[MEMBER_LOGS] = dict(logs, finite=finite)
+    counts = tf.reduce_all(finite) if skip else tf.reduce_any(alive)
+    return means, counts
+
+  return replica_step
