@@ -1,6 +1,19 @@
-"""Library functions that AutoGraph calls as written."""
+"""What AutoGraph rewrites: user code, not the library on the way to it.
+
+AutoGraph rewrites every Python function a `tf.function` reaches, once per
+process (~20-50 ms each). The library's own functions on the way from a
+compiled step to the user's model, loss, metrics and optimizer branch
+only on Python values, so they carry `as_written` and run as written; where
+one of them calls code a user supplies or overrides, it calls it through
+`as_user_code`, which rewrites it as AutoGraph would have from converted
+code. A user's model, loss or optimizer keeps Python control flow on
+tensors; the library's path to it costs no conversion.
+"""
 
 from typing import Callable, TypeVar
+
+import tensorflow as tf
+from tensorflow.python.autograph.core import ag_ctx  # pylint: disable=g-direct-tensorflow-import
 
 F = TypeVar("F", bound=Callable)
 
@@ -12,10 +25,32 @@ _MARK = "autograph_info__"
 def as_written(fn: F) -> F:
   """Marks `fn` to be called as written inside a `tf.function`.
 
-  For library functions that branch only on Python values and call no code
-  a user supplies or overrides: AutoGraph would rewrite each once in every
-  new process (~50 ms each) for nothing. Unlike `do_not_convert` it adds no
-  wrapper, so an eager call costs nothing more.
+  For library functions that branch only on Python values: AutoGraph would
+  rewrite each once in every new process for nothing. A call from `fn` to
+  code a user supplies or overrides goes through `as_user_code`. Unlike
+  `do_not_convert` it adds no wrapper, so an eager call costs nothing more.
   """
   setattr(fn, _MARK, frozenset())
   return fn
+
+
+def is_written(fn: Callable) -> bool:
+  """Whether `fn` (or the function of a bound method) is `as_written`."""
+  return hasattr(fn, _MARK)
+
+
+def as_user_code(fn: F) -> F:
+  """`fn` as a call from converted code would run it.
+
+  While a `tf.function` with AutoGraph on is traced, `fn` rewritten by
+  AutoGraph (its Python `if`/`for` on tensors become graph control flow,
+  and so do those of what it calls); `fn` itself elsewhere (eagerly, under
+  `autograph=False`) and when it is `as_written` (the library's own
+  method, not overridden).
+  """
+  if is_written(fn):
+    return fn
+  context = ag_ctx.control_status_ctx()
+  if context.status != ag_ctx.Status.ENABLED:
+    return fn
+  return tf.__internal__.autograph.tf_convert(fn, context)
