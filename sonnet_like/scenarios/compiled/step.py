@@ -217,6 +217,7 @@ class TracedStep:
 
   # ---- The compiled call. ----
 
+  @autograph.as_written
   def _rate_logs(self, names: dict[int, str]) -> dict[str, tf.Tensor]:
     """Traced: the rate of this step of every optimizer met so far:
     "learning_rate" for one, "learning_rate_<name>" for several (`names`:
@@ -229,6 +230,7 @@ class TracedStep:
     return {f"learning_rate_{names.get(key, i)}": rate
             for i, (key, rate) in enumerate(rates.items())}
 
+  @autograph.as_written
   def _after_updates(self, strategy: tf.distribute.Strategy,
                      finite_step: tf.Tensor, skip: bool) -> None:
     """Traced, cross-replica, after a step's `train_step`: the accumulated
@@ -271,6 +273,10 @@ class TracedStep:
 
     names = {id(v): k for k, v in scenario.trackables().items()}
 
+    # The library's way to the scenario's code runs as written; what a
+    # user may give or override (`train_step`, `next_inputs`) is rewritten
+    # by AutoGraph (`autograph.as_user_code`).
+    @autograph.as_written
     def guarded_step(*inputs):
       self.recorder.start()
       if self.accumulator is not None:
@@ -283,7 +289,7 @@ class TracedStep:
       known, rates = set(self.updaters), self._rate_logs(names)
       self._in_step = True  # Models compute in the precision.
       try:
-        logs = dict(scenario.train_step(*inputs))
+        logs = dict(autograph.as_user_code(scenario.train_step)(*inputs))
       finally:
         self._in_step = False
         if scales is not None:
@@ -313,9 +319,10 @@ class TracedStep:
                          "TPUStrategy (always compiled) or jit_compile=False.")
       replica_step = tf.function(replica_step, jit_compile=True)
 
+    @autograph.as_written
     def step_inputs():
       if next_inputs is not None:
-        inputs = next_inputs()
+        inputs = autograph.as_user_code(next_inputs)()
         return () if inputs is None else (
             tuple(inputs) if isinstance(inputs, tuple) else (inputs,))
       if iterator is None:
@@ -332,6 +339,7 @@ class TracedStep:
     optimizers.update((key, u.optimizer) for key, u in self.updaters.items())
     routes = updater_lib.routes(list(optimizers.values()), self.updater)
 
+    @autograph.as_written
     def one_step():
       with _routed(routes):
         logs, finite = strategy.run(replica_step, step_inputs())
@@ -398,6 +406,7 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
     if rollback is None:
       return run_steps
 
+    @autograph.as_written
     def run_and_check(n):
       saved = rollback.begin()
       logs, finite = run_steps(n)
@@ -407,6 +416,7 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
 
   if steps_per_call == 1:
     # One step per call: no loop at all (a while loop costs ~10% per call).
+    @autograph.as_written
     def single_step(n: tf.Tensor):
       del n  # Always 1.
       return one_step()
@@ -417,6 +427,7 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
   # structure, and in its body): half the tracing of inlining it twice.
   one_step = tf.function(one_step)
 
+  @autograph.as_written
   def steps(n: tf.Tensor):
     logs, finite = one_step()
 
