@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios.compiled import precision as precision_lib
@@ -102,6 +103,7 @@ class ScenarioServices:
     """A batch of zeros shaped like the fed data, to create variables."""
     return data_lib.zeros_like_batch(self.element_spec, size)
 
+  @autograph.as_written
   def next_batch(self) -> Any:
     """Traced, cross-replica: the next global batch of the data fed, whole.
 
@@ -114,6 +116,7 @@ class ScenarioServices:
                                             where="in __call__"))
     return next(self._feed.iterator)
 
+  @autograph.as_written
   def split_for_replicas(self, values: Any) -> Any:
     """Traced, cross-replica: one equal share of each global batch per replica.
 
@@ -156,6 +159,7 @@ class ScenarioServices:
     traced; under "float32", `call` itself."""
     return self.traced_step.in_precision(model, call)
 
+  @autograph.as_written
   def gradients(self, tape: tf.GradientTape, loss: tf.Tensor,
                 variables: Sequence[tf.Variable]) -> list[Any]:
     """The gradients of `loss` for `apply_update`; use in `train_step`.
@@ -170,6 +174,7 @@ class ScenarioServices:
       return tape.gradient(loss, variables)
     return scales.gradients(tape, loss, variables)
 
+  @autograph.as_written
   def apply_update(self, optimizer: Any, grads: Any, variables: Any,
                    loss: tf.Tensor | None = None) -> tf.Tensor:
     """Applies gradients through `optimizer`'s updater; use in train_step.
@@ -188,6 +193,7 @@ class ScenarioServices:
     """
     return self._updater(optimizer).apply(grads, variables, loss)
 
+  @autograph.as_written
   def minimize(self, tape: tf.GradientTape, loss: tf.Tensor,
                variables: Sequence[tf.Variable], optimizer: Any) -> tf.Tensor:
     """`apply_update(optimizer, gradients(tape, loss, variables),
@@ -196,6 +202,7 @@ class ScenarioServices:
     return self._updater(optimizer).apply(
         self.gradients(tape, loss, variables), variables, loss)
 
+  @autograph.as_written
   def _updater(self, optimizer: Any) -> Any:
     """`optimizer`'s `Updater` (made by `build_optimizer`, or now)."""
     found = self.traced_step.updaters.get(id(optimizer))

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import checks
 from sonnet_like.scenarios.compiled import calling
 from sonnet_like.scenarios import data as data_lib
@@ -29,6 +30,7 @@ ELEMENT_ERROR = (
     "`dataset.map(lambda d: (d['x'], d['y']))`.")
 
 
+@autograph.as_written
 def unpack(element: Any) -> tuple[Any, Any, Any]:
   """`(inputs, targets, sample_weights)` of an element, Keras' convention.
 
@@ -57,6 +59,7 @@ def _check_element(argument: str) -> Any:
   return check
 
 
+@autograph.as_written
 def _is_classification(outputs: Any, targets: Any) -> bool:
   return (isinstance(outputs, tf.Tensor) and isinstance(targets, tf.Tensor)
           and outputs.shape.rank == 2 and (outputs.shape[-1] or 0) > 1 and
@@ -68,6 +71,7 @@ METRIC_FAILED_ERROR = (
     "targets of shape {targets}: {error}")
 
 
+@autograph.as_written
 def _metric_values(outputs: Any, targets: Any,
                    metrics: dict[str, Any]) -> dict[str, tf.Tensor]:
   """Per-example accuracy (for classifiers) and `metrics` (per-example
@@ -78,7 +82,7 @@ def _metric_values(outputs: Any, targets: Any,
         tf.argmax(outputs, -1, output_type=targets.dtype), targets)
   for name, fn in metrics.items():
     try:
-      result = fn(outputs, targets)
+      result = autograph.as_user_code(fn)(outputs, targets)
     except Exception as error:  # pylint: disable=broad-except
       raise ValueError(METRIC_FAILED_ERROR.format(
           name=name, outputs=_shapes(outputs), targets=_shapes(targets),
@@ -88,6 +92,7 @@ def _metric_values(outputs: Any, targets: Any,
   return values
 
 
+@autograph.as_written
 def _shapes(values: Any) -> Any:
   shapes = [tuple(v.shape) for v in tf.nest.flatten(values)]
   return shapes[0] if len(shapes) == 1 else shapes
@@ -110,6 +115,7 @@ def _unbuilt(model: Any) -> bool:
     return True
 
 
+@autograph.as_written
 def _weighted(values: tf.Tensor, weights: Any) -> tf.Tensor:
   if weights is None:
     return values
@@ -274,6 +280,7 @@ class Supervised(engine.Scenario):
           unpack(self._eval_data.element_spec)[0],
           unpack(self.element_spec)[0]))
 
+  @autograph.as_written
   def compute_loss(self, inputs: Any, targets: Any, outputs: Any,
                    sample_weights: Any = None) -> tf.Tensor:
     """Traced, per replica: this replica's share of the batch loss.
@@ -285,13 +292,15 @@ class Supervised(engine.Scenario):
     """
     del inputs
     values = losses_lib.per_example("Supervised", "loss_fn",
-                                    self.loss(outputs, targets), outputs,
+                                    autograph.as_user_code(self.loss)(
+                                        outputs, targets), outputs,
                                     targets)
     values = _weighted(values, sample_weights)
     count = values.shape[0] or tf.cast(tf.shape(values)[0], values.dtype)
     replicas = self.strategy.num_replicas_in_sync
     return tf.reduce_sum(values) / (count * replicas)
 
+  @autograph.as_written  # What it calls a user gives is rewritten.
   def train_step(self, data):
     """One step on this replica's share of the global batch.
 
@@ -306,8 +315,10 @@ class Supervised(engine.Scenario):
     """
     inputs, targets, weights = unpack(data)
     with tf.GradientTape() as tape:
-      outputs = self._model_in_training(inputs)  # self.forward, bound.
-      loss = self.compute_loss(inputs, targets, outputs, weights)
+      # self.forward, bound at build.
+      outputs = autograph.as_user_code(self._model_in_training)(inputs)
+      loss = autograph.as_user_code(self.compute_loss)(inputs, targets,
+                                                       outputs, weights)
     self.minimize(tape, loss, self.model.trainable_variables, self.optimizer)
     replicas = self.strategy.num_replicas_in_sync
     logs = {"loss": loss if replicas == 1 else loss * replicas}

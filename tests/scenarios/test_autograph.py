@@ -87,3 +87,59 @@ def test_user_code_is_rewritten_and_library_leaves_are_not(rewritten):
     scenario_table.train(scenario_table.BY_NAME[row], steps_per_call=2)
   assert "sonnet_like.scenarios.rl.dqn.DQN.update" in rewritten  # Seen.
   assert not _LEAVES & rewritten
+
+
+class ClippingSGD(tf.Module):
+  """A Sonnet-style optimizer whose update branches on a tensor's value."""
+
+  def __init__(self, learning_rate):
+    super().__init__()
+    self.learning_rate = learning_rate
+
+  def apply(self, updates, parameters):
+    for update, parameter in zip(updates, parameters):
+      if tf.reduce_max(tf.abs(update)) > 1e3:  # A tensor's value, in Python.
+        update = tf.zeros_like(update)
+      parameter.assign_sub(self.learning_rate * update)
+
+
+def _agreement(outputs, targets):
+  hits = tf.cast(tf.equal(tf.argmax(outputs, -1, output_type=tf.int32),
+                          targets), tf.float32)
+  if tf.reduce_sum(hits) < 0:  # Never true; a tensor's value, in Python.
+    hits = -hits
+  return hits
+
+
+class HalvedLoss(snt.scenarios.Supervised):
+  """Overrides compute_loss with Python control flow on a tensor."""
+
+  def compute_loss(self, inputs, targets, outputs, sample_weights=None):
+    loss = super().compute_loss(inputs, targets, outputs, sample_weights)
+    if loss > 1e6:
+      loss = loss / 2.0
+    return loss
+
+
+def test_the_library_path_to_user_code_is_not_rewritten(rewritten):
+  """Only what the user gives or overrides is rewritten in a Supervised
+  run: the model, the loss, a metric, the optimizer and an overridden
+  compute_loss each branch on a tensor in Python and still train; no
+  function of sonnet_like.scenarios is rewritten on the way to them."""
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(64, 5)).astype(np.float32)
+  y = (x[:, 0] > 0).astype(np.int32)
+  train = HalvedLoss(num_steps=40, batch_size=16, log_every=10,
+                     progress=False, catch_signals=False)
+  history = train(ClippedModel(), ClippingSGD(0.5), _loss, (x, y),
+                  metrics={"agreement": _agreement})
+  losses = history.train["loss"]
+  assert losses[-1] < losses[0]
+  assert history.train["agreement"][-1] == history.train["accuracy"][-1]
+  user = {f"{__name__}.{name}" for name in (
+      "_loss", "ClippedModel.__call__", "ClippingSGD.apply", "_agreement",
+      "HalvedLoss.compute_loss")}
+  assert user <= rewritten
+  library = {name for name in rewritten
+             if name.startswith("sonnet_like.scenarios.")}
+  assert not library, sorted(library)

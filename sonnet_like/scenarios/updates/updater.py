@@ -174,6 +174,7 @@ class Updater:
 
   # ---- Traced, in a step. ----
 
+  @autograph.as_written
   def apply(self, grads: Sequence[Any], variables: Sequence[Any],
             loss: tf.Tensor | None = None) -> tf.Tensor:
     """The guarded update, per replica: whether it was finite (a scalar
@@ -207,18 +208,21 @@ class Updater:
     self._record(verdict, loss)
     return verdict
 
+  @autograph.as_written
   def apply_now(self, grads: Sequence[tf.Tensor],
                 variables: Sequence[tf.Variable]) -> None:
     """Applies `grads` as they are, with the optimizer's own method."""
     _applying.depth = getattr(_applying, "depth", 0) + 1
     try:
+      method = autograph.as_user_code(self._raw)  # The user's optimizer.
       if self.is_keras:
-        self._raw(self.optimizer, zip(grads, variables))
+        method(self.optimizer, zip(grads, variables))
       else:
-        self._raw(self.optimizer, list(grads), list(variables))
+        method(self.optimizer, list(grads), list(variables))
     finally:
       _applying.depth -= 1
 
+  @autograph.as_written
   def apply_accumulated(self, grads: Sequence[tf.Tensor],
                         variables: Sequence[tf.Variable],
                         step: tf.Tensor) -> None:
@@ -239,6 +243,7 @@ class Updater:
       return contextlib.nullcontext()
     return self.scaled_rate.applied(step)
 
+  @autograph.as_written
   def rate(self, step: Any) -> tf.Tensor | None:
     """The rate this optimizer applies at `step`, as float32 (for the
     logs; a Keras schedule's at the optimizer's `iterations`), or None if
@@ -270,6 +275,7 @@ class Updater:
     verdicts.counted = True
     verdicts.count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
+  @autograph.as_written
   def _checked(self, grads: list[tf.Tensor], loss: tf.Tensor | None,
                scale: tf.Tensor | None, clip: bool, deferred: bool
                ) -> tuple[list[tf.Tensor], tf.Tensor, tf.Tensor]:
@@ -304,6 +310,7 @@ class Updater:
     overflow = self.shared.loss_scale.update(grads_finite, loss_finite)
     return grads, ok, tf.logical_or(ok, tf.logical_and(overflow, scale > 1.0))
 
+  @autograph.as_written
   def _guarded(self, grads: list[tf.Tensor], variables: list[Any],
                loss: tf.Tensor | None, scale: tf.Tensor | None) -> tf.Tensor:
     """Checks, clips and applies (only if finite); the verdict.
@@ -379,6 +386,7 @@ def all_finite(tensors: Sequence[tf.Tensor]) -> tf.Tensor:
   return tf.math.is_finite(sums[0] if len(sums) == 1 else tf.add_n(sums))
 
 
+@autograph.as_written
 def clip_by_global_norm(grads: Sequence[tf.Tensor], clip_norm: float
                         ) -> tuple[list[tf.Tensor], tf.Tensor]:
   """Scales `grads` so that their global L2 norm is at most `clip_norm`.
