@@ -35,6 +35,7 @@ from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.reporting.tensorboard import TensorBoard
 from sonnet_like.scenarios.reporting.distribution import Distribution
 from sonnet_like.scenarios.reporting.distribution import summarize
+from sonnet_like.scenarios.population.settings import Population
 
 __all__ = [
     "CSVLogger",
@@ -50,6 +51,7 @@ __all__ = [
     "MLflowLogger",
     "NonFiniteError",
     "PPO",
+    "Population",
     "Precision",
     "SAC",
     "ProgressBar",

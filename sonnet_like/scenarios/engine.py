@@ -51,6 +51,7 @@ from sonnet_like.scenarios.compiled import guard as guard_lib
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
+from sonnet_like.scenarios.reporting import distribution
 from sonnet_like.scenarios.reporting import logs as logs_lib
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import settings as population_lib
@@ -426,6 +427,38 @@ class Scenario(services.ScenarioServices):
                     last)
     return self.member(int(np.argmin(last) if mode == "min"
                            else np.argmax(last)))
+
+  def summary(self, metric: str, statistic: str = "iqm",
+              confidence: float = 0.95, seed: int = 0) -> Any:
+    """The members' last value of `metric` as a distribution (mean,
+    median, IQM and a bootstrap interval of `statistic`): their last
+    evaluation, or their last train log for a metric not evaluated.
+
+    Returns:
+      A `Distribution`; for a sweep, `{setting label: Distribution}` (the
+      label names the setting values, e.g. "learning_rate=0.01").
+    """
+    owner = type(self).__name__
+    if self.members is None or self.history is None:
+      raise ValueError(f"{owner}: summary({metric!r}) needs a population "
+                       "(population= in the settings) and a run.")
+    table = next((t for t in (self.history.member_eval,
+                              self.history.member_train) if metric in t), None)
+    if table is None:
+      known = sorted({*self.history.member_eval, *self.history.member_train}
+                     - {"step"})
+      raise ValueError(f"{owner}: summary({metric!r}): the members have no "
+                       f"{metric!r}; they have {known}.")
+    values = table[metric][-1]
+    population = self.population
+    if not population.settings:
+      return distribution.summarize(values, statistic, confidence,
+                                    seed=seed)
+    labels = [", ".join(f"{name}={value}"
+                        for name, value in population.group(i))
+              for i in range(population.size)]
+    return distribution.summarize_groups(values, labels, statistic,
+                                         confidence, seed=seed)
 
   def _evaluate_members(self) -> dict[str, float] | None:
     """Every member's `evaluate_now` (on its own models); the means over

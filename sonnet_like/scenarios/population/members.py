@@ -156,6 +156,14 @@ def _as_member_variable(variable: tf.Variable) -> MemberVariable:
                         name=variable.name.split(":")[0])
 
 
+class _Untracked:
+  """A plain holder: what `tf.Module` must not track (and checkpoint)."""
+
+  def __init__(self, templates, template_variables, copies, copy_variables):
+    self.templates, self.template_variables = templates, template_variables
+    self.copies, self.copy_variables = copies, copy_variables
+
+
 class Members(tf.Module):
   """Every member's values, stacked; the templates; each member's copy.
 
@@ -178,9 +186,10 @@ class Members(tf.Module):
                copy_variables: list[list[tf.Variable]]):
     super().__init__(name="population")
     self.population = population
-    # Not tracked: the templates hold no state, the copies are derived.
-    self._templates, self._template_variables = templates, template_variables
-    self._copies, self._copy_variables = copies, copy_variables
+    # Not in the checkpoint: the templates hold no state, the copies are
+    # derived from the stacked values.
+    self._parts = _Untracked(templates, template_variables, copies,
+                             copy_variables)
     self.stacked = [
         tf.Variable(tf.stack([made[j].read_value() for made in copy_variables]),
                     trainable=False,
@@ -191,7 +200,7 @@ class Members(tf.Module):
 
   @property
   def templates(self) -> list[Any]:
-    return self._template_variables
+    return self._parts.template_variables
 
   @classmethod
   def build(cls, scenario: Any, population: settings_lib.Population
@@ -239,7 +248,7 @@ class Members(tf.Module):
 
   def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
     """The block in which the scenario's attributes hold the templates."""
-    return swapped(scenario, self._templates)
+    return swapped(scenario, self._parts.templates)
 
   def member_in(self, scenario: Any, index: int
                 ) -> contextlib.AbstractContextManager:
@@ -247,20 +256,21 @@ class Members(tf.Module):
     objects (instead of the templates)."""
     objects = self.member(index)
     return swapped(scenario, {id(template): objects[key]
-                              for key, template in self._templates.items()})
+                              for key, template in self._parts.templates.items()})
 
   @contextlib.contextmanager
   def holding(self, values: list[tf.Tensor]) -> Iterator[None]:
     """The templates hold `values` (one member's) inside the block and
     what they held before after it (no tensor of the block leaks out)."""
     saved = [(t.tensor_value, t.initial_tensor_value)
-             for t in self._template_variables]
-    for template, value in zip(self._template_variables, values):
+             for t in self._parts.template_variables]
+    for template, value in zip(self._parts.template_variables, values):
       template.tensor_value = value
     try:
       yield
     finally:
-      for template, (value, initial) in zip(self._template_variables, saved):
+      for template, (value, initial) in zip(self._parts.template_variables,
+                                            saved):
         template.tensor_value, template.initial_tensor_value = value, initial
 
   def member(self, index: int) -> dict[int, Any]:
@@ -271,9 +281,10 @@ class Members(tf.Module):
       raise IndexError(f"population: member {index} of "
                        f"{self.population.size} (0 to "
                        f"{self.population.size - 1}).")
-    for variable, stacked in zip(self._copy_variables[index], self.stacked):
+    for variable, stacked in zip(self._parts.copy_variables[index],
+                                 self.stacked):
       variable.assign(stacked[index])
-    objects = dict(self._copies[index])
-    objects.update((id(self._templates[key]), value)
-                   for key, value in self._copies[index].items())
+    objects = dict(self._parts.copies[index])
+    objects.update((id(self._parts.templates[key]), value)
+                   for key, value in self._parts.copies[index].items())
     return objects

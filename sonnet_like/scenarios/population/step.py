@@ -99,9 +99,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
       variable.assign(tf.where(keep, new_value, old_value))
     if not skip:  # A member that failed stops; the others go on.
       alive = members.alive.assign(ok)
-    weights = tf.cast(alive, tf.float32)
-    count = tf.reduce_sum(weights)
-    means = {name: tf.reduce_sum(tf.cast(value, tf.float32) * weights) / count
+    count = tf.reduce_sum(tf.cast(alive, tf.float32))
+    means = {name: tf.reduce_sum(tf.where(alive, tf.cast(value, tf.float32),
+                                          0.0)) / count
              for name, value in logs.items()}
     means[MEMBER_LOGS] = dict(logs, finite=finite)
     counts = tf.reduce_all(finite) if skip else tf.reduce_any(alive)

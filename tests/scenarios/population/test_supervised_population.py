@@ -1,0 +1,196 @@
+"""Populations of Supervised (and of a user's scenario): each member is the
+solo run with its seed, trained in one compiled call."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+STEPS = 30
+TOLERANCE = 1e-5  # Member i against the solo run with seed i (float32).
+
+
+def _data(rows=256):
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(rows, 5)).astype(np.float32)
+  y = (x[:, 0] + x[:, 1] > 0).astype(np.int64)
+  return x, y
+
+
+def _loss(logits, labels):
+  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+
+
+def _train(population=None, seed=0, steps=STEPS, learning_rate=0.01,
+           save_dir=None, eval_data=None, **settings):
+  scenario = snt.scenarios.Supervised(
+      num_steps=steps, batch_size=16, log_every=10, progress=False,
+      tensorboard=False, seed=seed, population=population,
+      save_dir=save_dir, eval_every=steps if eval_data else None,
+      **settings)
+  model = snt.nets.MLP([8, 2], name="mlp")
+  history = scenario(model, snt.optimizers.Adam(learning_rate), _loss,
+                     _data(), eval_data=eval_data)
+  return scenario, model, history
+
+
+def _close(a, b):
+  return max(float(np.max(np.abs(x.numpy() - y.numpy())))
+             for x, y in zip(a.variables, b.variables))
+
+
+def test_each_member_is_the_solo_run_of_its_seed():
+  population, model, history = _train(population=[3, 5, 4])
+  members = [population.member(i) for i in range(3)]
+  for member, seed in zip(members, [3, 5, 4]):
+    _, solo, solo_history = _train(seed=seed)
+    assert _close(member, solo) < TOLERANCE
+  assert _close(members[0], members[1]) > 1e-3  # Seeds differ.
+  # The history: means for the hooks, every member's values beside them.
+  losses = history.member_train["loss"]
+  assert len(losses) == len(history.train["loss"]) and len(losses[0]) == 3
+  np.testing.assert_allclose(history.train["loss"][-1], np.mean(losses[-1]),
+                             rtol=1e-5)
+  assert history.train["loss"][-1] < history.train["loss"][0]  # It learns.
+
+
+def test_the_model_passed_stays_unbuilt_and_members_are_real_modules():
+  population, model, _ = _train(population=2)
+  with pytest.raises(ValueError, match="does not currently contain"):
+    model.variables  # pylint: disable=pointless-statement
+  member = population.member(1)
+  assert all(isinstance(v, tf.Variable) and not hasattr(v, "tensor_value")
+             for v in member.variables)
+  assert member(tf.zeros([1, 5])).shape == [1, 2]
+  with pytest.raises(IndexError, match="member 2 of 2"):
+    population.member(2)
+
+
+def test_a_learning_rate_sweep_gives_each_member_its_rate():
+  grid = snt.scenarios.Population.grid(seeds=[0, 1],
+                                       learning_rate=[0.1, 0.001])
+  population, _, history = _train(population=grid)
+  _, solo, _ = _train(seed=1, learning_rate=0.001)
+  assert _close(population.member(3), solo) < TOLERANCE
+  summary = population.summary("loss")
+  assert list(summary) == ["learning_rate=0.1", "learning_rate=0.001"]
+  assert summary["learning_rate=0.1"].count == 2
+  assert history.member_train["learning_rate"][-1] == pytest.approx(
+      [0.1, 0.1, 0.001, 0.001])
+
+
+def test_a_member_that_diverges_stops_and_the_others_go_on():
+  population = snt.scenarios.Population([0, 1, 2],
+                                        learning_rate=[0.01, 1e38, 0.01])
+  scenario, _, history = _train(population=population)
+  assert scenario.members.alive.numpy().tolist() == [True, False, True]
+  _, solo, _ = _train(seed=2)
+  assert _close(scenario.member(2), solo) < TOLERANCE
+  assert np.isfinite(history.train["loss"]).all()  # Means of the living.
+  weights = scenario.member(1).variables
+  assert all(np.isfinite(v.numpy()).all() for v in weights)  # Last good.
+
+
+def test_evaluation_best_and_summary():
+  x, y = _data(128)
+  scenario, _, history = _train(population=4, eval_data=(x, y))
+  accuracies = history.member_eval["accuracy"][-1]
+  assert len(accuracies) == 4
+  assert history.eval["accuracy"][-1] == pytest.approx(np.mean(accuracies))
+  best = scenario.best("accuracy")
+  assert best is scenario.member(int(np.argmax(accuracies)))
+  summary = scenario.summary("accuracy")
+  assert summary.count == 4 and summary.mean == pytest.approx(
+      np.mean(accuracies))
+  with pytest.raises(ValueError, match="no 'recall'"):
+    scenario.summary("recall")
+
+
+def test_resume_continues_the_population_bitwise(tmp_path):
+  whole, _, _ = _train(population=3, steps=20)
+  folder = str(tmp_path / "run")
+  _train(population=3, steps=10, save_dir=folder)
+  resumed, _, history = _train(population=3, steps=20, save_dir=folder)
+  for a, b in zip(whole.members.stacked, resumed.members.stacked):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+  with open(os.path.join(folder, "history.json")) as f:
+    saved = json.load(f)
+  assert saved["member_train"]["step"] == [10, 20]
+  assert len(history.member_train["loss"]) == 2
+
+
+def test_a_users_own_scenario_needs_no_extra_code():
+
+  class Denoise(snt.scenarios.Scenario):
+
+    def __call__(self, model, optimizer, data):
+      self.model, self.optimizer = model, optimizer
+      self.feed(data, batch_size=8)
+      return self.run()
+
+    def models(self):
+      return {"model": self.model}
+
+    def trackables(self):
+      return {"model": self.model, "optimizer": self.optimizer}
+
+    def build(self):
+      self.model(self.example_batch())
+      self.build_optimizer(self.optimizer, self.model.variables)
+
+    def train_step(self, x):
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((self.model(x) - x) ** 2)
+      self.optimizer.apply(tape.gradient(loss, self.model.variables),
+                           self.model.variables)
+      return {"loss": loss}
+
+  def run(**settings):
+    scenario = Denoise(num_steps=15, progress=False, tensorboard=False,
+                       clip_norm=0.5, **settings)
+    scenario(snt.Linear(5, name="denoiser"), snt.optimizers.SGD(0.1),
+             _data()[0])
+    return scenario
+
+  population = run(population=[7, 8])
+  solo = run(seed=8)
+  assert _close(population.member(1), solo.model) < TOLERANCE
+
+
+@pytest.mark.parametrize("settings, message", [
+    (dict(ema=0.99), "ema"),
+    (dict(keep_best="accuracy", save_dir="unused"), "keep_best"),
+    (dict(accumulate_steps=2), "accumulate_steps"),
+    (dict(precision="mixed_float16"), "loss scale"),
+])
+def test_what_a_population_does_not_do_yet_is_refused_by_name(settings,
+                                                             message):
+  with pytest.raises(ValueError, match=f"population=.*{message}"):
+    snt.scenarios.Supervised(num_steps=1, population=2, **settings)
+
+
+def test_bad_populations_and_prebuilt_models_are_refused():
+  with pytest.raises(ValueError, match="at least 1 member"):
+    snt.scenarios.Supervised(num_steps=1, population=0)
+  with pytest.raises(TypeError, match="member count, a list of seeds"):
+    snt.scenarios.Supervised(num_steps=1, population="four")
+  with pytest.raises(ValueError, match="2 values for 3 members"):
+    snt.scenarios.Population([0, 1, 2], learning_rate=[0.1, 0.2])
+  scenario = snt.scenarios.Supervised(num_steps=1, population=2,
+                                      progress=False, tensorboard=False)
+  model = snt.nets.MLP([2])
+  model(tf.zeros([1, 5]))
+  with pytest.raises(ValueError, match="'model' .*already has variables"):
+    scenario(model, snt.optimizers.SGD(0.1), _loss, _data())
+  import keras  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match="Keras optimizer"):
+    scenario(snt.nets.MLP([2]), keras.optimizers.SGD(0.1), _loss, _data())
+  with pytest.raises(ValueError, match="sweeps 'warmup'"):
+    snt.scenarios.Supervised(
+        num_steps=1, progress=False, tensorboard=False,
+        population=snt.scenarios.Population([0], warmup=[1]))(
+            snt.nets.MLP([2]), snt.optimizers.SGD(0.1), _loss, _data())
