@@ -460,6 +460,21 @@ class Scenario(services.ScenarioServices):
     return distribution.summarize_groups(values, labels, statistic,
                                          confidence, seed=seed)
 
+  def export_population(self, directory: str | os.PathLike) -> str:
+    """Writes every member as one SavedModel: what `export` writes, with
+    every output stacked on a leading member axis ([members, batch, ...]);
+    the path. `member(i)` and `export` write one member."""
+    owner = type(self).__name__
+    if self.members is None:
+      raise ValueError(f"{owner}: export_population needs a population "
+                       "(population= in the settings) and a run.")
+    members = [self.members.member(i) for i in range(self.population.size)]
+    stacks = {id(model): members_lib.MemberStack(
+        [objects[id(model)] for objects in members], name=f"{name}_members")
+              for name, model in self.models().items()}
+    with members_lib.swapped(self, stacks):
+      return self.export(os.fspath(directory))
+
   def _evaluate_members(self) -> dict[str, float] | None:
     """Every member's `evaluate_now` (on its own models); the means over
     the members still training, with every member's values attached."""

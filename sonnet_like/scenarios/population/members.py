@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import tensorflow as tf
 from tensorflow.python.eager import tape as tape_lib
 
+from sonnet_like.core import utils
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios.population import settings as settings_lib
@@ -288,3 +289,22 @@ class Members(tf.Module):
     objects.update((id(self._parts.templates[key]), value)
                    for key, value in self._parts.copies[index].items())
     return objects
+
+
+class MemberStack(tf.Module):
+  """Every member's copy of one model, called as one: the outputs of all
+  members stacked on a leading member axis (what a population exports).
+
+  Args:
+    models: The members' models, in member order.
+    name: The module's name.
+  """
+
+  def __init__(self, models: list[Any], name: str = "members"):
+    super().__init__(name=name)
+    self.members = list(models)
+
+  def __call__(self, inputs: Any, is_training: bool = False) -> Any:
+    outputs = [utils.call_model(model, inputs, is_training)
+               for model in self.members]
+    return tf.nest.map_structure(lambda *parts: tf.stack(parts), *outputs)

@@ -194,3 +194,24 @@ def test_bad_populations_and_prebuilt_models_are_refused():
         num_steps=1, progress=False, tensorboard=False,
         population=snt.scenarios.Population([0], warmup=[1]))(
             snt.nets.MLP([2]), snt.optimizers.SGD(0.1), _loss, _data())
+
+
+@pytest.mark.parametrize("settings", [dict(jit_compile=True),
+                                      dict(steps_per_call=7),
+                                      dict(on_nonfinite="skip")])
+def test_members_match_solo_runs_under_other_loop_settings(settings):
+  population, _, _ = _train(population=[1, 2], **settings)
+  _, solo, _ = _train(seed=2, **settings)
+  assert _close(population.member(1), solo) < TOLERANCE
+
+
+def test_the_whole_population_exports_as_one_saved_model(tmp_path):
+  population, _, _ = _train(population=3)
+  path = population.export_population(str(tmp_path / "all"))
+  served = tf.saved_model.load(path).signatures["serving_default"]
+  x = _data(4)[0]
+  outputs = served(inputs=tf.constant(x))["outputs"]
+  assert outputs.shape == [3, 4, 2]
+  for i in range(3):
+    np.testing.assert_allclose(outputs[i], population.member(i)(x),
+                               rtol=1e-5, atol=1e-6)
