@@ -147,7 +147,10 @@ class CrossingCounter:
           for code in _codes(fn):
             (self._prop_keys if getter else self._user_keys).add(_key(code))
     self._wrapper_keys = {_key(c) for w in wrappers for c in _codes(w)}
-    self._infos: dict[types.CodeType, _Info] = {}
+    # By identity: code objects compare equal by value (name, bytecode,
+    # constants, first line; not file or qualname), and AutoGraph's
+    # `else_body_1` in two rewritten functions can be equal.
+    self._infos: dict[int, tuple[types.CodeType, _Info]] = {}
     self._sources: dict[str, dict[str, list[str]]] = {}
     self._classes_indexed: set[str] = set()
     self._target_code: types.CodeType | None = None
@@ -206,9 +209,9 @@ class CrossingCounter:
     return self._sources[filename]
 
   def _info(self, code: types.CodeType, frame: Any) -> _Info:
-    info = self._infos.get(code)
-    if info is not None:
-      return info
+    found = self._infos.get(id(code))
+    if found is not None:
+      return found[1]
     info = _Info()
     module_name = frame.f_globals.get("__name__", "") or ""
     module = sys.modules.get(module_name)
@@ -229,7 +232,7 @@ class CrossingCounter:
         name, rest = "<lambda>", []
       else:
         info.key = (filename, qualname)
-        self._infos[code] = info
+        self._infos[id(code)] = (code, info)
         return info
     else:
       name, rest = code.co_name, []
@@ -268,7 +271,7 @@ class CrossingCounter:
         info.key in self._user_functions)
     if code.co_argcount:
       info.first_arg = code.co_varnames[0]
-    self._infos[code] = info
+    self._infos[id(code)] = (code, info)
     return info
 
   # ---- The profile. ----

@@ -1,4 +1,4 @@
-"""benchmarks/count_crossings.py counts a toy two-file call by its rule (the
+"""benchmarks/count_crossings.py counts toy two-file calls by its rule (the
 real runs take a minute: BUILD_NOTES "One batch through the house")."""
 
 import importlib
@@ -44,20 +44,24 @@ class _User:
     return a.helper()  # Inside user code: not counted.
 
 
-def test_counts_each_edge_once_and_stops_at_user_code(tmp_path, monkeypatch):
+def _toy(tmp_path, monkeypatch, files: dict[str, str]):
+  """The script, and the modules of a package `toypkg` of `files`."""
   spec = importlib.util.spec_from_file_location("count_crossings", _SCRIPT)
   script = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(script)
   package = tmp_path / "toypkg"
   package.mkdir()
   (package / "__init__.py").write_text("")
-  (package / "a.py").write_text(_A)
-  (package / "b.py").write_text(_B)
+  for name, text in files.items():
+    (package / f"{name}.py").write_text(text)
   monkeypatch.syspath_prepend(str(tmp_path))
-  for name in ("toypkg", "toypkg.a", "toypkg.b"):
+  for name in ["toypkg"] + [f"toypkg.{name}" for name in files]:
     sys.modules.pop(name, None)
-  a = importlib.import_module("toypkg.a")
-  b = importlib.import_module("toypkg.b")
+  return script, [importlib.import_module(f"toypkg.{name}") for name in files]
+
+
+def test_counts_each_edge_once_and_stops_at_user_code(tmp_path, monkeypatch):
+  script, (a, b) = _toy(tmp_path, monkeypatch, {"a": _A, "b": _B})
   user = _User()
   counter = script.CrossingCounter("toypkg", {"model": user}, lambda: a.f)
   assert counter.run(lambda: a.f(user, b.Thing())) == 5
@@ -66,3 +70,36 @@ def test_counts_each_edge_once_and_stops_at_user_code(tmp_path, monkeypatch):
   assert counter.calls == 4  # Two of each edge, counted once each.
   assert counter.property_reads == 2  # `thing.size`: not counted.
   assert counter.attribute_writes == 2  # `thing.seen = True`: not counted.
+
+
+# Two functions alike in name, line (7) and body, in two files: their code
+# objects compare equal (CPython compares code by value, not by file), as
+# AutoGraph's `else_body_1` in two rewritten functions can.
+_C = '''
+from toypkg import d
+
+def f():
+  return same() + d.same()
+
+def same():
+  return 1
+'''
+
+_D = '''
+import math
+
+def unused():
+  return math.pi
+
+def same():
+  return 1
+'''
+
+
+def test_functions_equal_by_value_in_two_files_are_two_functions(
+    tmp_path, monkeypatch):
+  script, (c, d) = _toy(tmp_path, monkeypatch, {"c": _C, "d": _D})
+  assert c.same.__code__ == d.same.__code__  # The trap.
+  counter = script.CrossingCounter("toypkg", {}, lambda: c.f)
+  assert counter.run(c.f) == 2
+  assert counter.edges == [("c.py:f", "d.py:same")]

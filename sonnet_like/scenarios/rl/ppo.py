@@ -273,8 +273,9 @@ class PPO(on_policy.OnPolicy):
     """One minibatch step on network inputs (normalised observations),
     the ratio clipped to `1 +- clip_ratio`; returns its six logged
     values."""
-    if self.normalize_advantages:
-      advantages = returns.standardize(advantages)
+    if self.normalize_advantages:  # Mean 0, standard deviation 1.
+      mean, variance = tf.nn.moments(advantages, axes=[0])
+      advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
       outputs = self.call_actor(inputs)

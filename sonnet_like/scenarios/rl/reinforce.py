@@ -114,8 +114,9 @@ class REINFORCE(on_policy.OnPolicy):
           self.call_actor(experience.inputs), experience.inputs)
       values = self.values_of_inputs(experience.inputs)
       advantages = tf.stop_gradient(targets - values)
-      if self.normalize_advantages:
-        advantages = returns.standardize(advantages)
+      if self.normalize_advantages:  # Mean 0, standard deviation 1.
+        mean, variance = tf.nn.moments(advantages, axes=[0])
+        advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
       policy_loss = -tf.reduce_mean(distribution.log_prob(actions) *
                                     advantages)
       baseline_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))

@@ -140,10 +140,3 @@ def gae(rewards: tf.Tensor, values: tf.Tensor, terminated: tf.Tensor,
 
   return tf.scan(back, (deltas, keep), initializer=tf.zeros_like(values[0]),
                  reverse=True)
-
-
-@autograph.as_written
-def standardize(advantages: tf.Tensor) -> tf.Tensor:
-  """Advantages shifted and scaled to mean 0 and standard deviation 1."""
-  mean, variance = tf.nn.moments(advantages, axes=[0])
-  return (advantages - mean) / (tf.sqrt(variance) + 1e-8)

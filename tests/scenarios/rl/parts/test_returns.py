@@ -118,10 +118,3 @@ def test_mismatched_shapes_are_refused():
   with pytest.raises(ValueError, match="the rewards' shape"):
     returns.gae(np.zeros((3, 2)), np.zeros((3, 3)), np.zeros((3, 2), bool),
                 np.zeros((3, 2), bool), 0.9, 0.9)
-
-
-def test_standardize():
-  x = tf.constant([1.0, 2.0, 3.0, 6.0])
-  got = returns.standardize(x).numpy()
-  expected = (x.numpy() - 3.0) / (np.std(x.numpy()) + 1e-8)
-  np.testing.assert_allclose(got, expected, rtol=1e-6)
