@@ -35,6 +35,7 @@ from sonnet_like.scenarios.supervised import Supervised
 from sonnet_like.scenarios.reporting.tensorboard import TensorBoard
 from sonnet_like.scenarios.reporting.distribution import Distribution
 from sonnet_like.scenarios.reporting.distribution import summarize
+from sonnet_like.scenarios.reporting.distribution import table as summary_table
 from sonnet_like.scenarios.population.settings import Population
 
 __all__ = [
@@ -69,4 +70,5 @@ __all__ = [
     "plot",
     "schedules",
     "summarize",
+    "summary_table",
 ]

@@ -109,8 +109,6 @@ def _check_population(owner: str, population: population_lib.Population,
       "accumulate_steps > 1": updates.accumulate_steps > 1,
       "ema": updates.ema is not None,
       "keep_best": checkpointing.keep_best is not None,
-      "export_dir (export member(i) instead)": (
-          checkpointing.export_dir is not None),
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
       "a multi-replica strategy": (
@@ -239,7 +237,8 @@ class Scenario(services.ScenarioServices):
     population: Train many members in one compiled call: a member count
       (seeds `seed`, `seed + 1`, ...), a list of seeds, or a
       `snt.scenarios.Population` (per-member settings, sweeps). Member i
-      matches a solo run with its seed; `member(i)` gives its models.
+      matches a solo run with its seed; `member(i)` gives its models;
+      `export_dir` gets every member (`export_population`).
   """
 
   def __new__(cls, *args, **kwargs):

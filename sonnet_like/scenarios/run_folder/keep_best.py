@@ -128,6 +128,8 @@ def exporting_best(scenario: Any) -> Callable[[str], str]:
   """
 
   def export(directory: str) -> str:
+    if getattr(scenario, "members", None) is not None:  # A population.
+      return scenario.export_population(directory)
     with scenario.ema_weights():
       return scenario.export(directory)
 

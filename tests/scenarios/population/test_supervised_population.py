@@ -3,12 +3,17 @@ solo run with its seed, trained in one compiled call."""
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+import tests
 
 STEPS = 30
 TOLERANCE = 1e-5  # Member i against the solo run with seed i (float32).
@@ -215,3 +220,63 @@ def test_the_whole_population_exports_as_one_saved_model(tmp_path):
   for i in range(3):
     np.testing.assert_allclose(outputs[i], population.member(i)(x),
                                rtol=1e-5, atol=1e-6)
+
+
+class _Signal(snt.scenarios.Hook):
+  """Sends this process `signal_number` once `at` steps are done."""
+
+  def __init__(self, signal_number, at):
+    self.signal_number, self.at, self.sent = signal_number, at, False
+
+  def step_end(self, scenario, step, logs):
+    if step >= self.at and not self.sent:
+      self.sent = True
+      os.kill(os.getpid(), self.signal_number)
+
+
+_KILLED = textwrap.dedent("""
+    import signal, sys
+    sys.path.insert(0, {root!r})
+    import conftest  # TensorFlow set up as in the test process.
+    from tests.scenarios.population import test_supervised_population as t
+    t._train(population=3, steps=12, steps_per_call=2, save_every=4,
+             save_dir=sys.argv[1], hooks=[t._Signal(signal.SIGKILL, 6)])
+    print("NOT KILLED", flush=True)
+""")
+
+
+def test_sigkill_and_sigterm_resume_the_population_bitwise(tmp_path):
+  settings = dict(population=3, steps=12, steps_per_call=2)
+  whole, _, _ = _train(**settings)
+  settings.update(save_every=4)
+  # SIGKILL at step 6 in a process of its own: it resumes from step 4.
+  script = tmp_path / "killed.py"
+  script.write_text(_KILLED.format(root=tests.ROOT))
+  killed_dir = str(tmp_path / "killed")
+  killed = subprocess.run([sys.executable, str(script), killed_dir],
+                          capture_output=True, text=True, timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  assert tf.train.latest_checkpoint(killed_dir).endswith("-4")
+  # SIGTERM at step 6 here: it saves at the boundary and exits 143.
+  termed_dir = str(tmp_path / "termed")
+  with pytest.raises(SystemExit) as exited:
+    _train(save_dir=termed_dir, hooks=[_Signal(signal.SIGTERM, 6)],
+           **settings)
+  assert exited.value.code == 143
+  for folder in (killed_dir, termed_dir):
+    resumed, _, _ = _train(save_dir=folder, **settings)
+    assert resumed.step == 12
+    for a, b in zip(whole.members.stacked, resumed.members.stacked):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_dry_run_and_export_dir_write_the_population(tmp_path):
+  x, y = _data(64)
+  _, _, history = _train(population=2, dry_run=True, eval_data=(x, y),
+                         export_dir=str(tmp_path / "unused"))
+  assert history.stop_reason == "dry run"
+  assert not (tmp_path / "unused").exists()
+  export_dir = str(tmp_path / "export")
+  _train(population=2, export_dir=export_dir)
+  served = tf.saved_model.load(export_dir).signatures["serving_default"]
+  assert served(inputs=tf.constant(x[:3]))["outputs"].shape == [2, 3, 2]
