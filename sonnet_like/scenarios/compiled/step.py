@@ -175,15 +175,18 @@ class TracedStep:
 
   # ---- The services a train step uses. ----
 
+  @autograph.as_written
   def forward(self, model: Any, inputs: Any,
               is_training: bool | None = None) -> Any:
     """`model(inputs)`, in the precision while the step is traced (see
-    `Scenario.forward`); `is_training` is passed where the model takes it."""
+    `Scenario.forward`); `is_training` is passed where the model takes it.
+    The model (or the call in the precision) is rewritten by AutoGraph."""
     if is_training is None:
-      return self.in_precision(model)(inputs)
-    return self.in_precision(
-        model, lambda x: utils.call_model(model, x, is_training))(inputs)
+      return autograph.as_user_code(self.in_precision(model))(inputs)
+    return autograph.as_user_code(self.in_precision(
+        model, lambda x: utils.call_model(model, x, is_training)))(inputs)
 
+  @autograph.as_written
   def in_precision(self, model: Any,
                    call: Callable[[Any], Any] | None = None
                    ) -> Callable[[Any], Any]:
