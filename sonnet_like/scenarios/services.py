@@ -129,6 +129,7 @@ class ScenarioServices:
 
   # ---- Services for steps and hooks (`traced_step` owns the traced ones). ----
 
+  @autograph.as_written
   def forward(self, model: Any, inputs: Any,
               is_training: bool | None = None) -> Any:
     """`model(inputs)` in the scenario's precision; use in `train_step`.

@@ -85,7 +85,7 @@ def test_user_code_is_rewritten_and_library_leaves_are_not(rewritten):
   assert {f"{__name__}._loss", f"{__name__}.ClippedModel.__call__"} <= rewritten
   for row in ("DQN", "PPO"):
     scenario_table.train(scenario_table.BY_NAME[row], steps_per_call=2)
-  assert "sonnet_like.scenarios.rl.dqn.DQN.update" in rewritten  # Seen.
+  assert "sonnet_like.envs.guess.Guess.step" in rewritten  # Seen.
   assert not _LEAVES & rewritten
 
 
@@ -143,3 +143,19 @@ def test_the_library_path_to_user_code_is_not_rewritten(rewritten):
   library = {name for name in rewritten
              if name.startswith("sonnet_like.scenarios.")}
   assert not library, sorted(library)
+
+
+def test_dqn_rewrites_only_its_round_of_updates(rewritten):
+  """DQN's step runs as written but for its round of gradient steps (a
+  Python loop over a tf.range); the networks and the environment, which
+  the user gives, are rewritten."""
+  scenario_table.train(scenario_table.BY_NAME["DQN"], steps_per_call=2)
+  assert {"sonnet_like.envs.guess.Guess.step",
+          "sonnet_like.nets.mlp.MLP.__call__"} <= rewritten
+  library = {name for name in rewritten
+             if name.startswith("sonnet_like.scenarios.")}
+  assert library <= {"sonnet_like.scenarios.rl.dqn.DQN.learn",
+                     "sonnet_like.scenarios.rl.off_policy.OffPolicy.repeat",
+                     "sonnet_like.scenarios.schedules.LinearSchedule.__call__",
+                     "sonnet_like.scenarios.schedules.LinearSchedule.curve"}, (
+                         sorted(library))

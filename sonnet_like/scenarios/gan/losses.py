@@ -24,20 +24,24 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 DiscriminatorLoss = Callable[[tf.Tensor, tf.Tensor], tf.Tensor]
 GeneratorLoss = Callable[[tf.Tensor], tf.Tensor]
 
 
+@autograph.as_written
 def minimax_discriminator_loss(real: tf.Tensor, fake: tf.Tensor) -> tf.Tensor:
   """`-log sigmoid(real) - log(1 - sigmoid(fake))`, per example."""
   return tf.nn.softplus(-real) + tf.nn.softplus(fake)
 
 
+@autograph.as_written
 def minimax_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`log(1 - sigmoid(fake))`, per example (saturates when D wins)."""
   return -tf.nn.softplus(fake)
 
 
+@autograph.as_written
 def non_saturating_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`-log sigmoid(fake)`, per example.
 
@@ -50,33 +54,39 @@ def non_saturating_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   return tf.nn.softplus(-fake)
 
 
+@autograph.as_written
 def wasserstein_discriminator_loss(real: tf.Tensor,
                                    fake: tf.Tensor) -> tf.Tensor:
   """`fake - real`: the critic raises real scores and lowers fake ones."""
   return fake - real
 
 
+@autograph.as_written
 def wasserstein_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`-fake`, per example."""
   return -fake
 
 
+@autograph.as_written
 def hinge_discriminator_loss(real: tf.Tensor, fake: tf.Tensor) -> tf.Tensor:
   """`relu(1 - real) + relu(1 + fake)`, per example."""
   return tf.nn.relu(1.0 - real) + tf.nn.relu(1.0 + fake)
 
 
+@autograph.as_written
 def hinge_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`-fake`, per example (as for Wasserstein)."""
   return -fake
 
 
+@autograph.as_written
 def least_squares_discriminator_loss(real: tf.Tensor,
                                      fake: tf.Tensor) -> tf.Tensor:
   """`((real - 1)^2 + fake^2) / 2`, per example."""
   return 0.5 * (tf.square(real - 1.0) + tf.square(fake))
 
 
+@autograph.as_written
 def least_squares_generator_loss(fake: tf.Tensor) -> tf.Tensor:
   """`(fake - 1)^2 / 2`, per example."""
   return 0.5 * tf.square(fake - 1.0)
@@ -111,18 +121,20 @@ def get(loss: Any, owner: str = "GAN"
                    f"got {loss!r}.")
 
 
+@autograph.as_written
 def _per_example_gradient_norm_squared(discriminator: Callable[[Any], Any],
                                        inputs: tf.Tensor) -> tf.Tensor:
   """`|d C(x_i) / d x_i|^2` for every example `i` of `inputs`."""
   with tf.GradientTape() as tape:
     tape.watch(inputs)
-    scores = tf.reduce_sum(discriminator(inputs))
+    scores = tf.reduce_sum(autograph.as_user_code(discriminator)(inputs))
   grads = tape.gradient(scores, inputs)
   axes = list(range(1, grads.shape.rank))
   return tf.reduce_sum(tf.square(grads), axis=axes) if axes else tf.square(
       grads)
 
 
+@autograph.as_written
 def wgan_gp_penalty(discriminator: Callable[[Any], Any], real: tf.Tensor,
                     fake: tf.Tensor, epsilon: tf.Tensor) -> tf.Tensor:
   """`(|grad C(x_hat)| - 1)^2` at `x_hat = eps * real + (1 - eps) * fake`.
@@ -146,6 +158,7 @@ def wgan_gp_penalty(discriminator: Callable[[Any], Any], real: tf.Tensor,
   return tf.square(tf.sqrt(norm_squared + 1e-12) - 1.0)
 
 
+@autograph.as_written
 def r1_penalty(discriminator: Callable[[Any], Any],
                real: tf.Tensor) -> tf.Tensor:
   """`|grad C(x)|^2 / 2` on real examples, per example (R1 with gamma=1)."""

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.gan import losses
 
 Scores = Callable[[tf.Tensor], tf.Tensor]
@@ -39,6 +40,7 @@ def check(pack: Any, batch_size: int, replicas: int) -> None:
         f"packs of {pack}), got {batch_size}.")
 
 
+@autograph.as_written
 def pack(inputs: Any, pack_size: int) -> tf.Tensor:
   """`[batch, ..., features]` -> `[batch / pack_size, ..., pack_size *
   features]` (rank-1 inputs `[batch]` -> `[batch / pack_size, pack_size]`)."""
@@ -73,6 +75,7 @@ def pack(inputs: Any, pack_size: int) -> tf.Tensor:
   return packed
 
 
+@autograph.as_written
 def unpack(per_pack: tf.Tensor, pack_size: int) -> tf.Tensor:
   """One value per pack `[packs]` -> the same value for each member
   `[packs * pack_size]`."""
@@ -81,6 +84,7 @@ def unpack(per_pack: tf.Tensor, pack_size: int) -> tf.Tensor:
   return tf.repeat(per_pack, pack_size, axis=0)
 
 
+@autograph.as_written
 def penalty(name: str, packed_scores: Scores, real: tf.Tensor,
             fake: tf.Tensor, weight: tf.Tensor | None,
             pack_size: int) -> tf.Tensor:

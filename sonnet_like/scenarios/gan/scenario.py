@@ -50,6 +50,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.compiled import calling
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
@@ -171,6 +172,7 @@ class GAN(engine.Scenario):
     """The generator's average (the engine's), if any."""
     return self.ema_of("generator")
 
+  @autograph.as_written
   def _normal(self, rng: tf.random.Generator, batch_size: Any) -> tf.Tensor:
     return rng.normal([batch_size, self.latent_size])
 
@@ -243,9 +245,11 @@ class GAN(engine.Scenario):
     self.build_optimizer(self.d_optimizer,
                          self.discriminator.trainable_variables)
 
+  @autograph.as_written
   def _uses_interpolates(self) -> bool:
     return self.gradient_penalty > 0 and self.penalty == "wgan_gp"
 
+  @autograph.as_written
   def next_inputs(self):
     """`n_critic` real batches, their latent codes and interpolation weights
     and the generator's latent codes, drawn for the global batch."""
@@ -254,18 +258,20 @@ class GAN(engine.Scenario):
       real = self.next_batch()
       size = real.shape[0] or tf.shape(real)[0]
       reals.append(real)
-      codes.append(self._sampler(self.rng, size))
+      codes.append(autograph.as_user_code(self._sampler)(self.rng, size))
       if self._uses_interpolates():
         weights.append(self.rng.uniform([size]))
-    generator_codes = self._sampler(self.rng, size)
+    generator_codes = autograph.as_user_code(self._sampler)(self.rng, size)
     return self.split_for_replicas(
         (tuple(reals), tuple(codes), tuple(weights), generator_codes))
 
+  @autograph.as_written
   def _scores(self, inputs: tf.Tensor, training: bool = True) -> tf.Tensor:
     """One score per example: its pack's score (with `pack`)."""
     packed = gan_pack.pack(inputs, self.pack)
     return gan_pack.unpack(self._pack_scores(packed, training), self.pack)
 
+  @autograph.as_written
   def _pack_scores(self, inputs: tf.Tensor,
                    training: bool = True) -> tf.Tensor:
     scores = self.forward(self.discriminator, inputs,
@@ -282,12 +288,14 @@ class GAN(engine.Scenario):
           f"{batch} packs of {self.pack} examples (pack={self.pack})"))
     return scores
 
+  @autograph.as_written
   def _critic_update(self, real, code, weight, global_size):
     fake = tf.stop_gradient(self.forward(self.generator, code,
                                          is_training=True))
     variables = self.discriminator.trainable_variables
     with tf.GradientTape() as tape:
-      losses = self.d_loss_fn(self._scores(real), self._scores(fake))
+      losses = autograph.as_user_code(self.d_loss_fn)(self._scores(real),
+                                                      self._scores(fake))
       penalty = None
       if self.gradient_penalty > 0:
         penalty = gan_pack.penalty(self.penalty, self._pack_scores, real,
@@ -298,15 +306,17 @@ class GAN(engine.Scenario):
     mean_penalty = None if penalty is None else tf.reduce_mean(penalty)
     return tf.reduce_mean(losses), mean_penalty
 
+  @autograph.as_written
   def _generator_update(self, code, global_size):
     variables = self.generator.trainable_variables
     with tf.GradientTape() as tape:
       fake = self.forward(self.generator, code, is_training=True)
-      losses = self.g_loss_fn(self._scores(fake))
+      losses = autograph.as_user_code(self.g_loss_fn)(self._scores(fake))
       loss = tf.reduce_sum(losses) / tf.cast(global_size, losses.dtype)
     self.minimize(tape, loss, variables, self.g_optimizer)
     return tf.reduce_mean(losses)
 
+  @autograph.as_written
   def train_step(self, reals, codes, weights, generator_codes):
     """One cycle on this replica: `n_critic` D updates, then one G update.
 

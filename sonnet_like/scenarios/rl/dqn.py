@@ -18,6 +18,7 @@ from typing import Any, Callable
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like import envs
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios.run_folder import history as history_lib
@@ -221,24 +222,28 @@ class DQN(off_policy.OffPolicy):
     self._build_replay()
     self.build_optimizer(self.optimizer, self.q_network.trainable_variables)
 
+  @autograph.as_written
   def _online_variables(self) -> list[tf.Variable]:
     return list(self.q_network.trainable_variables)
 
+  @autograph.as_written
   def _target_pairs(self):
     return ((list(self.target_network.trainable_variables),
              self._online_variables()),)
 
+  @autograph.as_written
   def act(self, observation: tf.Tensor, epsilon: tf.Tensor) -> tf.Tensor:
     """Epsilon-greedy actions from `self.rng` (traced)."""
     n = tf.shape(observation)[0]
     num_actions = self.env.action_space.num_actions
-    greedy = tf.argmax(self.q_network(observation), axis=-1,
-                       output_type=tf.int32)
+    greedy = tf.argmax(autograph.as_user_code(self.q_network)(observation),
+                       axis=-1, output_type=tf.int32)
     explore = self.rng.uniform([n]) < epsilon
     random = self.rng.uniform([n], minval=0, maxval=num_actions,
                               dtype=tf.int32)
     return tf.where(explore, random, greedy)
 
+  @autograph.as_written
   def update(self) -> tuple[tf.Tensor, tf.Tensor]:
     """One gradient step on a sampled batch; returns (loss, mean Q)."""
     batch = self.buffer.sample(self.batch_size, self.rng)
@@ -264,18 +269,22 @@ class DQN(off_policy.OffPolicy):
     self.record(finite, loss=loss, q_mean=q_mean)
     return loss, q_mean
 
+  @autograph.as_written
   def sync_target(self) -> None:
     """Moves the target network to the online one (by `tau`)."""
     self.move_targets(self._target_pairs(), self.tau)
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 
+  @autograph.as_written
   def explore(self, observation):
-    return self.act(observation, self.epsilon(self.step_variable))
+    return self.act(observation, autograph.as_user_code(self.epsilon)(
+        self.step_variable))
 
-  def learn(self):
+  def learn(self):  # Rewritten: `repeat` loops over a tf.range.
     self.repeat(self.gradient_steps, self.update)
 
+  @autograph.as_written
   def after_learning(self, step):
     def sync():
       self.sync_target()
@@ -284,12 +293,15 @@ class DQN(off_policy.OffPolicy):
     tf.cond(tf.equal(step % self.target_update_every, 0), sync,
             lambda: tf.constant(False))
 
+  @autograph.as_written
   def logs(self):
-    return dict(super().logs(), epsilon=self.epsilon(self.step_variable))
+    return dict(super().logs(), epsilon=autograph.as_user_code(self.epsilon)(
+        self.step_variable))
 
+  @autograph.as_written
   def greedy(self, observation):
-    return tf.argmax(self.q_network(observation), axis=-1,
-                     output_type=tf.int32)
+    return tf.argmax(autograph.as_user_code(self.q_network)(observation),
+                     axis=-1, output_type=tf.int32)
 
   # ---- Export (end of run with export_dir=...). ----
 

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import schedules
@@ -124,19 +125,23 @@ class OffPolicy(engine.Scenario):
     """The actions evaluation plays."""
     raise NotImplementedError
 
+  @autograph.as_written
   def stepped(self, timestep: envs_base.TimeStep) -> None:
     """Traced, right after the environments' step: per-episode bookkeeping
     (e.g. resetting exploration noise where episodes ended)."""
     del timestep  # Nothing by default.
 
+  @autograph.as_written
   def observed(self, observation: tf.Tensor) -> None:
     """Traced, once the step's transitions are stored: more bookkeeping."""
     del observation  # Nothing by default (a body AutoGraph can convert).
 
+  @autograph.as_written
   def after_learning(self, step: tf.Tensor) -> None:
     """Traced, after the step's updates (`step` 1-based)."""
     del step  # Nothing by default.
 
+  @autograph.as_written
   def logs(self) -> dict[str, tf.Tensor]:
     """Traced: the step's logs before the episode statistics."""
     return {name: getattr(self._state, name).read_value()
@@ -212,6 +217,7 @@ class OffPolicy(engine.Scenario):
         t.assign(o)
 
   @staticmethod
+  @autograph.as_written
   def move_targets(pairs: Iterable[tuple[Sequence[tf.Variable],
                                          Sequence[tf.Variable]]],
                    tau: float) -> None:
@@ -224,6 +230,7 @@ class OffPolicy(engine.Scenario):
         else:
           t.assign(tau * o + (1.0 - tau) * t)
 
+  @autograph.as_written
   def record(self, finite: tf.Tensor, **values: tf.Tensor) -> None:
     """Keeps an update's logged values, if the update was finite."""
     for name, value in values.items():
@@ -232,15 +239,19 @@ class OffPolicy(engine.Scenario):
 
   # ---- The traced step. ----
 
+  @autograph.as_written
   def train_step(self):
     owner, env = type(self).__name__, self.env
     step = self.step_variable + 1  # This step's number, 1-based.
-    observation = envs_base.checked(env, env.observation(), "observation",
-                                    "observation()", owner)
-    action = self.explore(observation)
-    timestep = envs_base.checked_timestep(env, env.step(action), owner)
+    # What a user gives or a subclass overrides is rewritten by AutoGraph,
+    # the rest runs as written (`autograph.as_user_code`).
+    user = autograph.as_user_code
+    observation = envs_base.checked(env, user(env.observation)(),
+                                    "observation", "observation()", owner)
+    action = user(self.explore)(observation)
+    timestep = envs_base.checked_timestep(env, user(env.step)(action), owner)
     self.stats.update(timestep)
-    self.stepped(timestep)
+    user(self.stepped)(timestep)
     self.buffer.add(replay.Transition(
         observation=observation, action=action,
         reward=tf.cast(timestep.reward, tf.float32),
@@ -248,16 +259,16 @@ class OffPolicy(engine.Scenario):
         terminated=tf.cast(timestep.terminated, tf.bool)))
 
     def learn():
-      self.learn()
+      user(self.learn)()
       return tf.constant(True)
 
-    self.observed(observation)
+    user(self.observed)(observation)
     learning = tf.logical_and(
         step * env.num_envs >= self.learning_starts,
         tf.equal(step % self.train_every, 0))
     tf.cond(learning, learn, lambda: tf.constant(False))
-    self.after_learning(step)
-    logs = self.logs()
+    user(self.after_learning)(step)
+    logs = user(self.logs)()
     logs.update(self.stats.logs())
     return logs
 

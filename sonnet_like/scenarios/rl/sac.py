@@ -23,6 +23,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl import recipes
 from sonnet_like.scenarios.rl import twin_critics
@@ -168,6 +169,7 @@ class SAC(twin_critics.TwinCritics):
     # gSDE: the trained log-std, the held noise matrices and their count.
     return {"policy": self.policy} if self.policy.uses_sde else {}
 
+  @autograph.as_written
   def actor_variables(self) -> list[tf.Variable]:
     """What the actor's loss trains: the actor's and the policy's (gSDE's
     log-std) variables."""
@@ -191,6 +193,7 @@ class SAC(twin_critics.TwinCritics):
 
   # ---- Networks. ----
 
+  @autograph.as_written
   def _sample(self, observations):
     """Reparameterised actions in [-1, 1] and their log-probabilities."""
     outputs = self.forward(self.actor, observations)
@@ -214,6 +217,7 @@ class SAC(twin_critics.TwinCritics):
 
   # ---- The traced step. ----
 
+  @autograph.as_written
   def update(self) -> None:
     """One gradient step of the critics, the actor and the temperature."""
     batch = self.buffer.sample(self.batch_size, self.rng)
@@ -254,6 +258,7 @@ class SAC(twin_critics.TwinCritics):
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 
+  @autograph.as_written
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     sampled from the policy (with gSDE: from the held noise matrices)."""

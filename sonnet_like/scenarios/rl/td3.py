@@ -23,6 +23,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl.parts import policies
@@ -213,6 +214,7 @@ class TD3(twin_critics.TwinCritics):
     self.build_optimizer(self.actor_optimizer,
                          list(self.actor.trainable_variables))
 
+  @autograph.as_written
   def target_pairs(self):
     return super().target_pairs() + (
         (list(self.target_actor.trainable_variables),
@@ -220,6 +222,7 @@ class TD3(twin_critics.TwinCritics):
 
   # ---- Networks. ----
 
+  @autograph.as_written
   def _actions(self, actor: Any, observations: tf.Tensor) -> tf.Tensor:
     """The deterministic actions of `actor`, in [-1, 1]."""
     return tf.tanh(self.policy.check(self.forward(actor, observations)))
@@ -235,6 +238,7 @@ class TD3(twin_critics.TwinCritics):
 
   # ---- The traced step. ----
 
+  @autograph.as_written
   def update(self) -> None:
     """One critic update, plus the actor's and the targets' every
     `policy_delay` updates."""
@@ -276,6 +280,7 @@ class TD3(twin_critics.TwinCritics):
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 
+  @autograph.as_written
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     the actor's action plus exploration noise, clipped to the box."""
@@ -292,6 +297,7 @@ class TD3(twin_critics.TwinCritics):
         -1.0, 1.0)
     return self.unit_to_env(tf.where(self.still_random(), random, acted))
 
+  @autograph.as_written
   def stepped(self, timestep: envs_base.TimeStep) -> None:
     if self.exploration_noise == "ornstein_uhlenbeck":
       ended = tf.logical_or(tf.cast(timestep.terminated, tf.bool),

@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl.parts import normalization
@@ -210,6 +211,7 @@ class TwinCritics(off_policy.OffPolicy):
     """Makes the subclass's own target networks (before they are
     started)."""
 
+  @autograph.as_written
   def target_pairs(self) -> tuple[tuple[list[tf.Variable],
                                         list[tf.Variable]], ...]:
     """(target, online) variable lists of the target critics."""
@@ -218,6 +220,7 @@ class TwinCritics(off_policy.OffPolicy):
             (list(self.target_twin_critic.trainable_variables),
              list(self.twin_critic.trainable_variables)))
 
+  @autograph.as_written
   def critic_variables(self) -> list[tf.Variable]:
     return (list(self.critic.trainable_variables) +
             list(self.twin_critic.trainable_variables))
@@ -233,12 +236,14 @@ class TwinCritics(off_policy.OffPolicy):
 
   # ---- Networks. ----
 
+  @autograph.as_written
   def normalize(self, observations: tf.Tensor) -> tf.Tensor:
     """Observations as the networks see them (normalised, if asked)."""
     if self.normalizer is None:
       return observations
     return self.normalizer(observations)
 
+  @autograph.as_written
   def _q(self, critic, observations, unit_actions, name="critic"):
     """Q-values `[batch]` of normalised observations and [-1, 1] actions."""
     flat = tf.reshape(tf.cast(observations, tf.float32),
@@ -248,6 +253,7 @@ class TwinCritics(off_policy.OffPolicy):
                                   critic, tf.concat([flat, unit_actions],
                                                     axis=-1)))
 
+  @autograph.as_written
   def target_q(self, next_observations: tf.Tensor,
                next_actions: tf.Tensor) -> tf.Tensor:
     """The smaller of the two target critics' Q-values."""
@@ -255,6 +261,7 @@ class TwinCritics(off_policy.OffPolicy):
         self._q(self.target_critic, next_observations, next_actions),
         self._q(self.target_twin_critic, next_observations, next_actions))
 
+  @autograph.as_written
   def critic_loss(self, observations: tf.Tensor, actions: tf.Tensor,
                   targets: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """Both critics' mean squared error to `targets` (halved sum), and the
@@ -264,19 +271,23 @@ class TwinCritics(off_policy.OffPolicy):
     return 0.5 * (tf.reduce_mean(tf.square(q1 - targets)) +
                   tf.reduce_mean(tf.square(q2 - targets))), q1
 
+  @autograph.as_written
   def unit_to_env(self, unit_actions: tf.Tensor) -> tf.Tensor:
     """Actions in [-1, 1] rescaled to the environment's box."""
     return self._center + self._half * unit_actions
 
+  @autograph.as_written
   def env_to_unit(self, actions: tf.Tensor) -> tf.Tensor:
     """The environment's actions rescaled to [-1, 1]."""
     return (actions - self._center) / self._half
 
+  @autograph.as_written
   def random_unit_actions(self) -> tf.Tensor:
     """Uniform actions in [-1, 1] for every environment."""
     shape = [self.env.num_envs] + list(self.env.action_space.shape)
     return self.rng.uniform(shape, -1.0, 1.0)
 
+  @autograph.as_written
   def still_random(self) -> tf.Tensor:
     """Whether this step plays uniform random actions (the first
     `learning_starts` transitions)."""
@@ -284,15 +295,18 @@ class TwinCritics(off_policy.OffPolicy):
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 
+  @autograph.as_written
   def observed(self, observation):
     if self.normalizer is not None:
       self.normalizer.update(observation)
 
-  def learn(self):
+  def learn(self):  # Rewritten: `repeat` loops over a tf.range.
     self.repeat(self.gradient_steps, self.update)
 
+  @autograph.as_written
   def greedy(self, observation):
-    return self.policy.greedy(self.actor(self.normalize(observation)))
+    return self.policy.greedy(autograph.as_user_code(self.actor)(
+        self.normalize(observation)))
 
   # ---- Acting and export. ----
 
