@@ -6,6 +6,8 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import tensorflow as tf
 
+from sonnet_like.core import generator
+
 T = TypeVar("T")
 
 
@@ -75,9 +77,11 @@ def seeded_generator(seed: Any) -> tf.random.Generator:
   counter, which every draw advances: seeds 0 and 1 give the same stream
   shifted by one block, so a scenario's generator and an environment seeded
   next to it would share their noise. Here the seed is the counter's high
-  word: streams of different seeds start 2**64 blocks apart.
+  word: streams of different seeds start 2**64 blocks apart. It is a
+  `core.generator.Generator`: it draws as TensorFlow's does, and also when
+  its state is a population member's tensor.
   """
-  return tf.random.Generator.from_key_counter(0, [0, seed], "philox")
+  return generator.Generator.from_key_counter(0, [0, seed], "philox")
 
 
 def reseed(generator: tf.random.Generator, seed: Any) -> None:

@@ -555,6 +555,8 @@ class Scenario(services.ScenarioServices):
     engine_owned = {"step": self.traced_step.step, "rng": self.rng,
                     "skipped": self.traced_step.skipped,
                     "finished": self._finished}
+    if self.members is not None:  # The members' generators are theirs.
+      del engine_owned["rng"]
     if self._feed is not None:
       engine_owned["data"] = self._feed.iterator
     if self.traced_step.loss_scale is not None:

@@ -127,14 +127,52 @@ def swapped(scenario: Any, objects: dict[int, Any]) -> Iterator[None]:
       setattr(scenario, name, value)
 
 
+@contextlib.contextmanager
+def seeded_as(scenario: Any, seed: int) -> Iterator[None]:
+  """Inside the block the scenario's `seed` is `seed` (a member's: its
+  build resets environments with it, as a solo run with that seed does)."""
+  saved = scenario.seed
+  scenario.seed = seed
+  try:
+    yield
+  finally:
+    scenario.seed = saved
+
+
 def _variables_of(value: Any) -> list[tf.Variable]:
   if isinstance(value, tf.Module):
-    # tf.Module's own walk: a Sonnet module without variables refuses
-    # `.variables`.
-    return list(tf.Module.variables.fget(value))
+    # tf.Module's own walk (a Sonnet module without variables refuses
+    # `.variables`), finding generators too (an environment's: their
+    # state is not a Module's variable).
+    found = value._flatten(  # pylint: disable=protected-access
+        predicate=lambda x: isinstance(x, (tf.Variable, tf.random.Generator)))
+    return [x.state if isinstance(x, tf.random.Generator) else x
+            for x in found]
   if isinstance(value, tf.Variable):
     return [value]
+  if isinstance(value, tf.random.Generator):
+    return [value.state]
   return []
+
+
+def _built(scenario: Any, before: dict[str, Any]) -> dict[str, Any]:
+  """The objects with variables that build() attached to the scenario (not
+  there `before`, or replaced)."""
+  return {name: value for name, value in vars(scenario).items()
+          if (name not in before or before[name] is not value)
+          and _variables_of(value)}
+
+
+def _with_built(variables: list[Any], built: dict[str, Any]) -> list[Any]:
+  """`variables`, then those of the `built` objects not among them (made
+  without `tf.Variable(...)`: a deep copy's)."""
+  seen = {v.ref() for v in variables}
+  for value in built.values():
+    for variable in _variables_of(value):
+      if variable.ref() not in seen:
+        seen.add(variable.ref())
+        variables.append(variable)
+  return variables
 
 
 def _check(owner: str, scenario: Any, objects: dict[str, Any]) -> None:
@@ -208,25 +246,39 @@ class Members(tf.Module):
             ) -> "Members":
     """Builds each member from its seed, then the templates."""
     owner = type(scenario).__name__
-    originals = dict(scenario.trackables())
+    # None: an object build() makes (a DQN's target network, a replay
+    # buffer); each member's build makes its own (`_built`).
+    originals = {name: value for name, value in scenario.trackables().items()
+                 if value is not None}
     _check(owner, scenario, originals)
     by_id = {id(v): v for v in originals.values()}
+    # The engine's generator too: each member draws from its own stream,
+    # the stream of a solo run with its seed (`core.generator`: its state
+    # may be a MemberVariable).
+    rng = getattr(scenario, "rng", None)
+    if rng is not None:
+      by_id[id(rng)] = rng
     existing = list({v.ref(): v for value in by_id.values()
                      for v in _variables_of(value)}.values())
-    copies, copy_variables = [], []
+    copies, copy_variables, built = [], [], []
+    before = dict(vars(scenario))
     for i, seed in enumerate(population.seeds):
       memo = {}
       made_copies = copy.deepcopy(by_id, memo)  # Shared stays shared.
+      if rng is not None:
+        utils.reseed(made_copies[id(rng)], seed)
       settings = dict(population.group(i))
       if "learning_rate" in settings:
         for value in made_copies.values():
           if kinds.is_optimizer(value):
             value.learning_rate = settings["learning_rate"]
       with seed_lib.global_seed(seed), _made_variables() as made, \
-          swapped(scenario, made_copies):
+          swapped(scenario, made_copies), seeded_as(scenario, seed):
         scenario.build()
+      built.append(_built(scenario, before))
       copies.append(made_copies)
-      copy_variables.append([memo[id(v)] for v in existing] + made)
+      copy_variables.append(_with_built([memo[id(v)] for v in existing] + made,
+                                        built[-1]))
       for key in list(scenario.traced_step.updaters):  # Copies train not.
         if key not in by_id:
           del scenario.traced_step.updaters[key]
@@ -235,7 +287,13 @@ class Members(tf.Module):
     with seed_lib.global_seed(population.seeds[0]), \
         member_variables() as made, swapped(scenario, templates):
       scenario.build()
-    template_variables = [memo[id(v)] for v in existing] + made
+    template_built = _built(scenario, before)
+    template_variables = _with_built([memo[id(v)] for v in existing] + made,
+                                     template_built)
+    for name, template in template_built.items():  # Swapped as the others.
+      templates[id(template)] = template
+      for objects, member_built in zip(copies, built):
+        objects[id(template)] = member_built[name]
     for i, variables in enumerate(copy_variables):
       if [v.shape for v in variables] != [t.shape for t in template_variables]:
         raise ValueError(SHAPE_ERROR.format(
@@ -256,8 +314,12 @@ class Members(tf.Module):
     """The block in which the scenario's attributes hold member `index`'s
     objects (instead of the templates)."""
     objects = self.member(index)
-    return swapped(scenario, {id(template): objects[key]
-                              for key, template in self._parts.templates.items()})
+    stack = contextlib.ExitStack()
+    stack.enter_context(swapped(scenario, {
+        id(template): objects[key]
+        for key, template in self._parts.templates.items()}))
+    stack.enter_context(seeded_as(scenario, self.population.seeds[index]))
+    return stack
 
   @contextlib.contextmanager
   def holding(self, values: list[tf.Tensor]) -> Iterator[None]:

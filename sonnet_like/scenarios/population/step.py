@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.updates import kinds
 
@@ -82,8 +83,11 @@ def vectorized(members: members_lib.Members, scenario: Any,
 
   def member_step(args):
     inputs, values, member_settings = args
-    with members.holding(values), _settings_applied(scenario,
-                                                    member_settings):
+    # Loops and branches of the step carry the member's values and
+    # verdicts (`control_flow`).
+    with members.holding(values), _settings_applied(
+        scenario, member_settings), control_flow.carrying(
+            members.templates, scenario.traced_step.shared.verdicts):
       logs, finite = guarded_step(*inputs)
       new_values = [t.tensor_value for t in members.templates]
     return dict(logs), finite, new_values

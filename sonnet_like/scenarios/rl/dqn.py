@@ -23,6 +23,7 @@ from sonnet_like import envs
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import schedules
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import recipes
@@ -183,6 +184,7 @@ class DQN(off_policy.OffPolicy):
     self.epsilon = _epsilon_schedule(self._epsilon_setting, self.num_steps)
     self.q_network, self.optimizer = q_network, optimizer
     self._target_given = target_network
+    self.target_network = target_network  # None: `build` copies q_network.
     return self.run()
 
   # ---- Engine interface. ----
@@ -290,8 +292,8 @@ class DQN(off_policy.OffPolicy):
       self.sync_target()
       return tf.constant(True)
 
-    tf.cond(tf.equal(step % self.target_update_every, 0), sync,
-            lambda: tf.constant(False))
+    control_flow.cond(tf.equal(step % self.target_update_every, 0), sync,
+                      lambda: tf.constant(False))
 
   @autograph.as_written
   def logs(self):

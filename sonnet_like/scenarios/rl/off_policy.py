@@ -32,6 +32,7 @@ from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import schedules
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.rl.parts import environments
 from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl.parts import replay
@@ -166,6 +167,9 @@ class OffPolicy(engine.Scenario):
     self.num_steps = self._steps(self.num_env_steps, self.env.num_envs)
     self._resolve_schedule()
     self._evaluation = None
+    # Made by `build` (`_build_replay`); None until then, so trackables()
+    # can be listed before (a population builds every member's own).
+    self.buffer = self.stats = self._state = None
 
   def _reset(self) -> tf.Tensor:
     """Resets the environments (in `build`); an example observation."""
@@ -194,15 +198,21 @@ class OffPolicy(engine.Scenario):
     return named
 
   @staticmethod
+  @autograph.as_written
   def repeat(times: int, update) -> None:
-    """Traced: `update()` `times` times; more than once in a `tf.range`
-    loop, so that a round of many gradient steps is traced once (128
-    unrolled updates took minutes to trace)."""
+    """Traced: `update()` `times` times; more than once in a while loop,
+    so that a round of many gradient steps is traced once (128 unrolled
+    updates took minutes to trace). The loop is `control_flow`'s: in a
+    population it carries the member's state."""
     if times == 1:
       update()
       return
-    for _ in tf.range(times):
+
+    def body(i):
       update()
+      return (i + 1,)
+
+    control_flow.while_loop(lambda i: i < times, body, [tf.constant(0)])
 
   @staticmethod
   def start_targets(pairs: Iterable[tuple[Sequence[tf.Variable],
@@ -266,7 +276,7 @@ class OffPolicy(engine.Scenario):
     learning = tf.logical_and(
         step * env.num_envs >= self.learning_starts,
         tf.equal(step % self.train_every, 0))
-    tf.cond(learning, learn, lambda: tf.constant(False))
+    control_flow.cond(learning, learn, lambda: tf.constant(False))
     user(self.after_learning)(step)
     logs = user(self.logs)()
     logs.update(self.stats.logs())

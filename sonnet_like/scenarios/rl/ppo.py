@@ -26,6 +26,8 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import generator
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import recipes
@@ -241,8 +243,9 @@ class PPO(on_policy.OnPolicy):
     per_batch = size // self.num_minibatches
     updates = self.num_epochs * self.num_minibatches
     # Re-keyed, like the policy's noise (see `policies.Policy.sample`).
-    shuffle = tf.random.stateless_uniform([self.num_epochs, size],
-                                          self.rng.make_seeds(1)[:, 0])
+    draw = (generator.stateless_uniform if control_flow.active()
+            else tf.random.stateless_uniform)  # The same numbers.
+    shuffle = draw([self.num_epochs, size], self.rng.make_seeds(1)[:, 0])
     order = tf.argsort(shuffle, axis=1)
     order = tf.reshape(order[:, :per_batch * self.num_minibatches],
                        [updates, per_batch])
@@ -258,7 +261,7 @@ class PPO(on_policy.OnPolicy):
         going = values[4] <= self.target_kl
       return i + 1, sums + values, going
 
-    done, sums, _ = tf.while_loop(
+    done, sums, _ = control_flow.while_loop(
         keep_going, body, (tf.constant(0), tf.zeros([6]), tf.constant(True)),
         maximum_iterations=updates)
     means = sums / tf.cast(done, tf.float32)

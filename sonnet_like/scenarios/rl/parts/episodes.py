@@ -50,14 +50,20 @@ class EpisodeStats(tf.Module):
     returns = self.returns + tf.cast(timestep.reward, tf.float32)
     lengths = self.lengths + 1
     done = timestep.done
-    ended = tf.where(done)[:, 0]
-    count = tf.size(ended, out_type=tf.int64)
-    slots = (self.episodes + tf.range(count)) % self.window
-    self.recent_returns.scatter_nd_update(slots[:, None],
-                                          tf.gather(returns, ended))
-    self.recent_lengths.scatter_nd_update(slots[:, None],
-                                          tf.gather(lengths, ended))
-    self.episodes.assign_add(count)
+    # The episodes ended, in the order of their environments, fill the
+    # next slots of the window. Written with fixed shapes and selections
+    # (no scatter): `tf.vectorized_map` runs it for a population's members.
+    ended = tf.cast(done, tf.int64)
+    slots = (self.episodes + tf.cumsum(ended, exclusive=True)) % self.window
+    hits = tf.logical_and(done[:, None], tf.equal(
+        slots[:, None], tf.range(self.window, dtype=tf.int64)[None, :]))
+    filled = tf.reduce_any(hits, axis=0)  # [window]
+    source = tf.argmax(tf.cast(hits, tf.int32), axis=0)  # Its environment.
+    self.recent_returns.assign(tf.where(
+        filled, tf.gather(returns, source), self.recent_returns))
+    self.recent_lengths.assign(tf.where(
+        filled, tf.gather(lengths, source), self.recent_lengths))
+    self.episodes.assign_add(tf.reduce_sum(ended))
     self.env_steps.assign_add(self.num_envs)
     self.returns.assign(tf.where(done, tf.zeros_like(returns), returns))
     self.lengths.assign(tf.where(done, tf.zeros_like(lengths), lengths))

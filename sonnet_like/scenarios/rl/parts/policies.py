@@ -69,7 +69,9 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import generator
 from sonnet_like.envs import base
+from sonnet_like.scenarios.population import control_flow
 
 
 def _distributions() -> Any:
@@ -300,8 +302,10 @@ class Policy(tf.Module):
     seed = rng.make_seeds(1)[:, 0]
     if self.is_discrete:
       # Gumbel-max: argmax(logits + Gumbel noise) ~ Categorical(logits).
-      uniform = tf.random.stateless_uniform(tf.shape(outputs), seed,
-                                            minval=1e-20, maxval=1.0)
+      # In a population, the same numbers with vectorisable ops.
+      draw = (generator.stateless_uniform if control_flow.active()
+              else tf.random.stateless_uniform)
+      uniform = draw(tf.shape(outputs), seed, minval=1e-20, maxval=1.0)
       gumbel = -tf.math.log(-tf.math.log(uniform))
       return tf.argmax(outputs + gumbel, axis=-1, output_type=tf.int32)
     mean, log_std = self.mean_and_log_std(outputs, features)

@@ -131,6 +131,9 @@ class ReplayBuffer(tf.Module):
     transition, num_envs = self._check(transition)
     index = (self.position + tf.range(num_envs, dtype=tf.int64)) % (
         self.capacity)
+    # int32 indices: `tf.vectorized_map` (a population) cannot vectorise a
+    # scatter with int64 ones.
+    index = tf.cast(index, tf.int32)
     for variable, value in zip(self.storage, transition):
       variable.scatter_nd_update(index[:, None], value)
     self.position.assign((self.position + num_envs) % self.capacity)

@@ -25,6 +25,7 @@ from typing import Any, Callable, NamedTuple
 import tensorflow as tf
 
 from sonnet_like.envs import base
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl.parts import policies
 
@@ -123,7 +124,9 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
   if check_steps:
     first = base.checked(env, first, "observation", "observation()", owner)
   first = tf.cast(first, spec.dtype)
-  _, last, arrays = tf.while_loop(
+  # In a population the loop carries the member's environment, statistics
+  # and generator (`control_flow`); alone it is `tf.while_loop`.
+  _, last, arrays = control_flow.while_loop(
       lambda t, *_: t < length, body, (tf.constant(0), first, arrays),
       maximum_iterations=length)
   stacked = [a.stack() for a in arrays]

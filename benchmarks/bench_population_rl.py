@@ -1,0 +1,105 @@
+"""PPO on the in-graph CartPole: a population of N seeds against one seed,
+in one process (issue 42's target: 16 seeds at most 3x one seed's wall
+time, 64 seeds at most 8x).
+
+Each contender is a real run (`snt.scenarios.PPO(population=N)` and the
+solo `PPO(seed=0)`, same settings) of `--iterations` rollouts; the script
+prints each run's wall time (tracing included) and then, on the compiled
+call the run made, the time of one more iteration, measured in rounds that
+alternate solo and population calls (median over rounds, so a drift of the
+machine's load hits both). Printed: the ratios and the load (`uptime`).
+
+    python benchmarks/bench_population_rl.py --members 16
+    python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import tensorflow as tf  # noqa: E402
+
+import sonnet_like as snt  # noqa: E402
+
+
+def make_run(args: argparse.Namespace, **settings):
+  """A PPO run of `args.iterations` rollouts; its wall time and the
+  scenario (whose compiled call can run more iterations)."""
+  ppo = snt.scenarios.PPO(
+      num_env_steps=args.iterations * args.num_envs * args.rollout_length,
+      num_envs=args.num_envs, rollout_length=args.rollout_length,
+      num_epochs=args.epochs, num_minibatches=args.minibatches,
+      progress=False, tensorboard=False, log_every=1,
+      jit_compile=args.jit, **settings)
+  actor = snt.nets.MLP([64, 64, 2], name="actor")
+  critic = snt.nets.MLP([64, 64, 1], name="critic")
+  start = time.perf_counter()
+  ppo(actor, critic, snt.optimizers.Adam(3e-4),
+      snt.envs.CartPole(num_envs=args.num_envs))
+  return time.perf_counter() - start, ppo
+
+
+def one_more(scenario):
+  call = scenario.train_function.get_concrete_function(
+      tf.TensorSpec([], tf.int32))
+  one = tf.constant(1)
+
+  def iteration() -> float:
+    start = time.perf_counter()
+    logs, _ = call(one)
+    tf.nest.map_structure(lambda x: x.numpy(), logs)  # Waits for it.
+    return time.perf_counter() - start
+
+  return iteration
+
+
+def load() -> str:
+  return subprocess.run(["uptime"], capture_output=True,
+                        text=True).stdout.strip()
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--members", type=int, nargs="+", default=[16])
+  parser.add_argument("--iterations", type=int, default=3)
+  parser.add_argument("--rounds", type=int, default=5)
+  parser.add_argument("--calls", type=int, default=3,
+                      help="iterations timed per contender and round")
+  parser.add_argument("--num-envs", type=int, default=8)
+  parser.add_argument("--rollout-length", type=int, default=32)
+  parser.add_argument("--epochs", type=int, default=20)
+  parser.add_argument("--minibatches", type=int, default=1)
+  parser.add_argument("--jit", action="store_true")
+  args = parser.parse_args()
+  print(f"# {vars(args)}")
+  print(f"# load before: {load()}")
+  solo_wall, solo = make_run(args, seed=0)
+  solo_call = one_more(solo)
+  print(f"solo run of {args.iterations} iterations: {solo_wall:.2f} s "
+        "(tracing included)")
+  for members in args.members:
+    wall, population = make_run(args, seed=0, population=members)
+    call = one_more(population)
+    print(f"{members} members, run of {args.iterations} iterations: "
+          f"{wall:.2f} s (tracing included), {wall / solo_wall:.2f}x the solo "
+          "run")
+    solo_times, population_times = [], []
+    for _ in range(args.rounds):
+      solo_times += [solo_call() for _ in range(args.calls)]
+      population_times += [call() for _ in range(args.calls)]
+    solo_median = statistics.median(solo_times)
+    median = statistics.median(population_times)
+    print(f"{members} members: one iteration {median * 1e3:.1f} ms against "
+          f"solo {solo_median * 1e3:.1f} ms (medians of "
+          f"{len(solo_times)}): {median / solo_median:.2f}x; fastest "
+          f"{min(population_times) / min(solo_times):.2f}x; per member "
+          f"{median / solo_median / members:.3f} of a solo iteration")
+  print(f"# load after: {load()}")
+
+
+if __name__ == "__main__":
+  main()
