@@ -58,7 +58,10 @@ class EpisodeStats(tf.Module):
     hits = tf.logical_and(done[:, None], tf.equal(
         slots[:, None], tf.range(self.window, dtype=tf.int64)[None, :]))
     filled = tf.reduce_any(hits, axis=0)  # [window]
-    source = tf.argmax(tf.cast(hits, tf.int32), axis=0)  # Its environment.
+    # Its environment (at most one hit per slot: the sum is that index).
+    source = tf.reduce_sum(tf.where(
+        hits, tf.range(self.num_envs, dtype=tf.int64)[:, None],
+        tf.zeros([], tf.int64)), axis=0)
     self.recent_returns.assign(tf.where(
         filled, tf.gather(returns, source), self.recent_returns))
     self.recent_lengths.assign(tf.where(
