@@ -163,12 +163,23 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any],
 
 
 def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any],
-         name: str | None = None) -> Any:
+         name: str | None = None, per_member: bool = False) -> Any:
   """`tf.cond`, carrying a member's state inside a population (the
-  branches' outputs must have one structure, as `tf.cond` asks)."""
+  branches' outputs must have one structure, as `tf.cond` asks).
+
+  Args:
+    pred, true_fn, false_fn, name: `tf.cond`'s.
+    per_member: `pred` may differ between members (it reads their state):
+      inside a population both branches run and each member's outputs and
+      state are selected by its `pred` (`tf.vectorized_map` splits the
+      members of a branch taken by some only, and its gradients fail on an
+      empty split). Outside a population it changes nothing.
+  """
   if not active():
     return tf.cond(pred, true_fn, false_fn, name=name)
   values = _values()
+  if per_member:
+    return _both_selected(pred, true_fn, false_fn, values)
 
   def branch(fn):
     def carried():
@@ -182,3 +193,24 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any],
   _set(new)
   _add_verdict(ok)
   return out
+
+
+def _both_selected(pred: Any, true_fn: Callable[[], Any],
+                   false_fn: Callable[[], Any],
+                   values: Sequence[tf.Tensor]) -> Any:
+  """Both branches from `values`; what `pred` chooses of each."""
+  results = []
+  for fn in (true_fn, false_fn):
+    _set(values)
+    with _verdicts_of_block() as flags:
+      out = fn()
+    results.append((out, _values(), _all(flags)))
+  (out_t, new_t, ok_t), (out_f, new_f, ok_f) = results
+  pred = tf.convert_to_tensor(pred)
+
+  def select(a, b):
+    return tf.where(pred, a, b)
+
+  _set([select(a, b) for a, b in zip(new_t, new_f)])
+  _add_verdict(select(ok_t, ok_f))
+  return tf.nest.map_structure(select, out_t, out_f)

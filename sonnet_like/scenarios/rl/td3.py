@@ -25,6 +25,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
+from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl import recipes
@@ -185,6 +186,7 @@ class TD3(twin_critics.TwinCritics):
       actor_optimizer = fresh_copy(optimizer)
     self.check_optimizer(actor_optimizer, "actor_optimizer")
     self.actor_optimizer = actor_optimizer
+    self.target_actor = None  # Made by `build`.
     return super().__call__(actor, critic, optimizer, env, eval_env,
                             twin_critic)
 
@@ -275,8 +277,9 @@ class TD3(twin_critics.TwinCritics):
       self.record(actor_finite, actor_loss=actor_loss)
       return tf.constant(True)
 
-    tf.cond(tf.equal(updates % self.policy_delay, 0), update_actor,
-            lambda: tf.constant(False))
+    # `updates` is each member's own in a population (`per_member`).
+    control_flow.cond(tf.equal(updates % self.policy_delay, 0), update_actor,
+                      lambda: tf.constant(False), per_member=True)
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 

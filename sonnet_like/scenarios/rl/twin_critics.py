@@ -129,6 +129,8 @@ class TwinCritics(off_policy.OffPolicy):
       twin_critic = self.copy(critic, "critic", "twin critic", "twin_critic")
     self.twin_critic = twin_critic
     self._own_state = None  # `build_state`'s, made by the first build.
+    # Made by `build`; None until then (trackables() is listed before).
+    self.target_critic = self.target_twin_critic = None
     return self.run()
 
   def copy(self, network: Any, name: str, what: str,
@@ -195,7 +197,8 @@ class TwinCritics(off_policy.OffPolicy):
     """`build_state()` once per `__call__`, its first values put back at
     every later build: an optimizer built with a trained one (SAC's
     log_alpha) keeps it for a second `run()` (a dry run's resume)."""
-    if self._own_state is None:
+    if self._own_state is None or self.population is not None:
+      # A population's every member (each build) makes its own.
       self._own_state = self.build_state()
       self._own_initial = {name: variable.numpy()
                            for name, variable in self._own_state.items()}
