@@ -18,7 +18,8 @@ Outside a population they are `tf.while_loop` and `tf.cond` themselves,
 called with the same arguments (a solo run's graph does not change):
 
     >>> import tensorflow as tf
-    >>> int(while_loop(lambda i: i < 3, lambda i: i + 1, [tf.constant(0)])[0])
+    >>> int(while_loop(lambda i: i < 3, lambda i: (i + 1,),
+    ...                [tf.constant(0)])[0])
     3
 """
 
