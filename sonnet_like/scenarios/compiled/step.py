@@ -312,9 +312,16 @@ class TracedStep:
       return logs, finite_step
 
     replica_step = guarded_step
-    if getattr(scenario, "members", None) is not None:  # A population.
-      replica_step = population_step.vectorized(scenario.members, scenario,
-                                                guarded_step, skip)
+    batches = 1  # Read per step by step_inputs without next_inputs.
+    if getattr(scenario, "members", None) is not None:  # A population:
+      # each member makes its own inputs from the batches read here.
+      if next_inputs is not None:
+        next_inputs = autograph.as_user_code(next_inputs)
+        batches = population_step.batches_read(scenario.members, scenario,
+                                               next_inputs)
+      replica_step = population_step.vectorized(
+          scenario.members, scenario, guarded_step, skip, next_inputs)
+      next_inputs = None
     if scenario.jit_compile:
       if replicas > 1:
         raise ValueError(f"{self.owner}: jit_compile=True is not supported "
@@ -330,10 +337,12 @@ class TracedStep:
             tuple(inputs) if isinstance(inputs, tuple) else (inputs,))
       if iterator is None:
         return ()
-      batch = next(iterator)  # Read here, as Keras' train function does.
+      # Read here, as Keras' train function does.
+      read = tuple(next(iterator) for _ in range(batches))
       if replicas > 1:
-        batch = data_lib.split_for_replicas(strategy, batch)
-      return (batch,)
+        read = tuple(data_lib.split_for_replicas(strategy, batch)
+                     for batch in read)
+      return read
 
     # While the step is traced, the optimizers' own methods are their
     # updaters' (a train_step may call optimizer.apply_gradients itself).

@@ -51,6 +51,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
+from sonnet_like.core import generator as generator_lib
 from sonnet_like.scenarios.compiled import calling
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios import engine
@@ -235,7 +236,9 @@ class GAN(engine.Scenario):
 
   def build(self):
     real_shape = self.element_spec.shape[1:]
-    z = self._sampler(tf.random.Generator.from_seed(0), 2 * self.pack)
+    # Made in build: in a population its state is per member, which
+    # core.generator's Generator can draw from.
+    z = self._sampler(generator_lib.Generator.from_seed(0), 2 * self.pack)
     fake = calling.call_model(self.generator, z, False)
     if not real_shape.is_compatible_with(fake.shape[1:]):
       raise ValueError(GENERATOR_OUTPUT_ERROR.format(

@@ -67,10 +67,71 @@ def check_settings(scenario: Any, members: members_lib.Members) -> None:
           "step reads.")
 
 
+@contextlib.contextmanager
+def _batches(scenario: Any, batches: tuple[Any, ...]) -> Iterator[None]:
+  """Inside the block `scenario.next_batch()` gives `batches` one after
+  the other (read outside the map: an iterator cannot be read per
+  member)."""
+  owner = type(scenario).__name__
+  left = list(batches)
+
+  def next_batch():
+    if not left:
+      raise ValueError(f"{owner}: in a population, next_inputs() must read "
+                       f"as many batches every step ({len(batches)}, as "
+                       "when the step was compiled).")
+    return left.pop(0)
+
+  scenario.next_batch = next_batch  # An instance attribute, removed after.
+  try:
+    yield
+  finally:
+    del scenario.next_batch
+
+
+def batches_read(members: members_lib.Members, scenario: Any,
+                 next_inputs: Callable[[], Any]) -> int:
+  """How many batches the scenario's `next_inputs` reads a step: it is
+  traced once aside, on zeros, the templates left as they were."""
+  if scenario.fed_data is None:
+    return 0
+  spec = scenario.element_spec
+  count = []
+
+  def zeros():
+    count.append(True)
+    return tf.nest.map_structure(
+        lambda s: tf.zeros([d or 1 for d in s.shape], s.dtype), spec)
+
+  def trace():
+    held = [t.tensor_value for t in members.templates]
+    with members.holding(held):
+      scenario.next_batch = zeros
+      try:
+        next_inputs()
+      finally:
+        del scenario.next_batch
+    return tf.constant(0)
+
+  tf.function(trace, autograph=False).get_concrete_function()
+  return len(count)
+
+
+def _as_inputs(inputs: Any) -> tuple[Any, ...]:
+  if inputs is None:
+    return ()
+  return tuple(inputs) if isinstance(inputs, tuple) else (inputs,)
+
+
 def vectorized(members: members_lib.Members, scenario: Any,
                guarded_step: Callable[..., tuple[dict, tf.Tensor]],
-               skip: bool) -> Callable[..., tuple[dict, tf.Tensor]]:
+               skip: bool, next_inputs: Callable[[], Any] | None = None
+               ) -> Callable[..., tuple[dict, tf.Tensor]]:
   """The replica step of a population: `guarded_step` for every member.
+
+  With the scenario's own `next_inputs`, each member calls it (its noise
+  from its own generator), `next_batch()` giving the member's shares of
+  the batches the call read (`inputs`: `batches_read` of them).
 
   Returns `replica_step(*inputs)` with `inputs` stacked on the member axis;
   it returns the logs (the means over the members still training, and
@@ -88,6 +149,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
     with members.holding(values), _settings_applied(
         scenario, member_settings), control_flow.carrying(
             members.templates, scenario.traced_step.shared.verdicts):
+      if next_inputs is not None:
+        with _batches(scenario, inputs):
+          inputs = _as_inputs(next_inputs())
       logs, finite = guarded_step(*inputs)
       new_values = [t.tensor_value for t in members.templates]
     return dict(logs), finite, new_values
