@@ -295,7 +295,9 @@ class PPO(on_policy.OnPolicy):
       value_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
       entropy = tf.reduce_mean(entropy)
       loss = policy_loss + self.value_coef * value_loss
-      if self.entropy_coef:  # Else logged only: no gradient through it.
+      # Else logged only: no gradient through it. (A tensor is a
+      # population's per-member coefficient.)
+      if tf.is_tensor(self.entropy_coef) or self.entropy_coef:
         loss -= self.entropy_coef * entropy
     self.minimize(tape, loss, variables, self.optimizer)
     approx_kl = tf.reduce_mean((ratio - 1.0) - log_ratio)

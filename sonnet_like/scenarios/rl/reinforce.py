@@ -122,7 +122,9 @@ class REINFORCE(on_policy.OnPolicy):
       baseline_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
       entropy = tf.reduce_mean(distribution.entropy())
       loss = policy_loss + self.baseline_coef * baseline_loss
-      if self.entropy_coef:  # Else logged only: no gradient through it.
+      # Else logged only: no gradient through it. (A tensor is a
+      # population's per-member coefficient.)
+      if tf.is_tensor(self.entropy_coef) or self.entropy_coef:
         loss -= self.entropy_coef * entropy
     self.minimize(tape, loss, variables, self.optimizer)
     logs = {"loss": loss, "policy_loss": policy_loss,

@@ -170,3 +170,17 @@ def test_control_flow_carries_member_state_written_inside():
   members = tf.function(tf.vectorized_map)(member, tf.constant([0.0, 5.0]))
   np.testing.assert_array_equal(members[0].numpy(), [106.0, -11.0])
   np.testing.assert_array_equal(members[1].numpy(), [4, 14])
+
+
+def test_a_ppo_sweep_gives_each_member_its_settings():
+  # Scenario attributes read while the step is traced, one value per
+  # member: the second member is the solo run with its values.
+  sweep = snt.scenarios.Population([0, 0], entropy_coef=[0.0, 0.01],
+                                   gamma=[0.9, 0.99], clip_ratio=[0.1, 0.3])
+  population, _ = _ppo(iterations=1, population=sweep)
+  solo, _ = _ppo(iterations=1, seed=0, entropy_coef=0.01, gamma=0.99,
+                 clip_ratio=0.3)
+  assert _largest_difference(_state(population, population.members.member(1)),
+                             _state(solo)) < TOLERANCE
+  assert _largest_difference(_state(population, population.members.member(0)),
+                             _state(solo)) > 1e-4
