@@ -634,7 +634,15 @@ class Scenario(services.ScenarioServices):
       n = self._calls_until_boundary(step)
       if n not in sizes:
         sizes[n] = tf.constant(n, tf.int32)
-      logs, finite = call(sizes[n])
+      try:
+        logs, finite = call(sizes[n])
+      except tf.errors.OpError as error:
+        if not (self.members and self.population.settings):
+          raise
+        raise ValueError(population_step.SETTING_ERROR.format(
+            owner=type(self).__name__,
+            names=sorted(self.population.settings),
+            error=checks.error_text(error).splitlines()[0])) from error
       members = logs.pop(population_step.MEMBER_LOGS, None)
       if not (bool(finite) or self.on_nonfinite == "skip"):
         raise self.traced_step.nonfinite_error(saved.latest, step, n)

@@ -21,9 +21,20 @@ from sonnet_like.scenarios.updates import kinds
 MEMBER_LOGS = "members"  # The key of the per-member logs in a call's logs.
 
 
+SETTING_ERROR = (
+    "{owner}: a member's step failed with the population's swept settings "
+    "{names} (inside the step each is a tensor, one value per member): "
+    "{error} A setting the step uses as a Python number (a loop count, a "
+    "shape, an `if`) cannot differ per member: sweep it with one "
+    "population per value.")
+
+
 def _setting_values(values: tuple[Any, ...]) -> tf.Tensor:
-  if all(isinstance(v, (int, float)) and not isinstance(v, bool)
-         for v in values) and not all(isinstance(v, int) for v in values):
+  numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                for v in values)
+  if numbers and all(isinstance(v, int) for v in values):
+    return tf.constant(values, tf.int64)  # As the step counters.
+  if numbers:
     return tf.constant(values, tf.float32)
   return tf.constant(values)
 
@@ -152,7 +163,14 @@ def vectorized(members: members_lib.Members, scenario: Any,
       if next_inputs is not None:
         with _batches(scenario, inputs):
           inputs = _as_inputs(next_inputs())
-      logs, finite = guarded_step(*inputs)
+      try:
+        logs, finite = guarded_step(*inputs)
+      except (TypeError, ValueError) as error:
+        if not member_settings:
+          raise
+        raise type(error)(SETTING_ERROR.format(
+            owner=type(scenario).__name__, names=sorted(member_settings),
+            error=str(error).strip())) from error
       new_values = [t.tensor_value for t in members.templates]
     return dict(logs), finite, new_values
 

@@ -280,3 +280,63 @@ def test_dry_run_and_export_dir_write_the_population(tmp_path):
   _train(population=2, export_dir=export_dir)
   served = tf.saved_model.load(export_dir).signatures["serving_default"]
   assert served(inputs=tf.constant(x[:3]))["outputs"].shape == [2, 3, 2]
+
+
+class _Scaled(snt.scenarios.Scenario):
+  """Regression whose loss is scaled by `scale`, updated every `every`
+  steps, `repeats` forward passes a step: settings a sweep may change."""
+
+  scale, every, repeats = 1.0, 1, 1
+
+  def __call__(self, model, optimizer, data):
+    self.model, self.optimizer = model, optimizer
+    self.feed(data, batch_size=8)
+    return self.run()
+
+  def models(self):
+    return {"model": self.model}
+
+  def trackables(self):
+    return {"model": self.model, "optimizer": self.optimizer}
+
+  def build(self):
+    self.model(self.example_batch())
+    self.build_optimizer(self.optimizer, self.model.variables)
+
+  def train_step(self, x):
+    with tf.GradientTape() as tape:
+      loss = 0.0
+      for _ in range(self.repeats):
+        loss += self.scale * tf.reduce_mean((self.model(x) - x) ** 2)
+    due = tf.cast(tf.equal(self.traced_step.step % self.every, 0),
+                  tf.float32)  # A mask, not a tensor `if` (see the guide).
+    grads = [g * due for g in tape.gradient(loss, self.model.variables)]
+    self.optimizer.apply(grads, self.model.variables)
+    return {"loss": loss}
+
+
+def _scaled(**settings):
+  scenario = _Scaled(num_steps=9, progress=False, tensorboard=False,
+                     **settings)
+  scenario(snt.Linear(5, name="denoiser"), snt.optimizers.SGD(0.1),
+           _data()[0])
+  return scenario
+
+
+def test_float_and_int_settings_of_a_users_scenario_differ_per_member():
+  population = _scaled(population=snt.scenarios.Population(
+      [0, 0], scale=[1.0, 0.5], every=[1, 3]))
+  _Scaled.scale, _Scaled.every = 0.5, 3
+  try:
+    solo = _scaled(seed=0)
+  finally:
+    _Scaled.scale, _Scaled.every = 1.0, 1
+  assert _close(population.member(1), solo.model) < TOLERANCE
+  assert _close(population.member(0), solo.model) > 1e-3
+
+
+def test_a_setting_used_as_a_python_number_is_named():
+  with pytest.raises(ValueError, match=r"_Scaled: a member's step failed "
+                     r"with the population's swept settings "
+                     r"\['repeats'\].*cannot differ per member"):
+    _scaled(population=snt.scenarios.Population([0, 1], repeats=[1, 2]))
