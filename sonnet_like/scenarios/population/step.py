@@ -29,6 +29,13 @@ SETTING_ERROR = (
     "population per value.")
 
 
+BRANCH_ERROR = (
+    "{owner}: a population could not vectorise a member's step: a tf.cond "
+    "or tf.while_loop in it (AutoGraph makes one of a tensor `if` or loop in "
+    "train_step) changes the member's variables. In a population, scale "
+    "the update by a 0/1 mask instead (the guide 'Many seeds at once').")
+
+
 def _setting_values(values: tuple[Any, ...]) -> tf.Tensor:
   numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool)
                 for v in values)
@@ -176,8 +183,13 @@ def vectorized(members: members_lib.Members, scenario: Any,
 
   def replica_step(*inputs):
     old = members.read()
-    logs, finite, new = tf.vectorized_map(member_step,
-                                          (inputs, old, settings))
+    try:
+      logs, finite, new = tf.vectorized_map(member_step,
+                                            (inputs, old, settings))
+    except UnboundLocalError as error:  # TensorFlow's vectoriser, on a
+      # cond whose branches changed what the member holds.
+      raise ValueError(BRANCH_ERROR.format(
+          owner=type(scenario).__name__)) from error
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
     for variable, new_value, old_value in zip(members.stacked, new, old):

@@ -340,3 +340,22 @@ def test_a_setting_used_as_a_python_number_is_named():
                      r"with the population's swept settings "
                      r"\['repeats'\].*cannot differ per member"):
     _scaled(population=snt.scenarios.Population([0, 1], repeats=[1, 2]))
+
+
+def test_a_users_tensor_if_around_an_update_is_named():
+
+  class Gated(_Scaled):
+
+    def train_step(self, x):
+      with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((self.model(x) - x) ** 2)
+      grads = tape.gradient(loss, self.model.variables)
+      if loss > 0.0:  # A tf.cond around the update.
+        self.optimizer.apply(grads, self.model.variables)
+      return {"loss": loss}
+
+  scenario = Gated(num_steps=2, progress=False, tensorboard=False,
+                   population=2)
+  with pytest.raises(ValueError, match="Gated: a population could not "
+                     "vectorise a member's step: .* 0/1 mask"):
+    scenario(snt.Linear(5), snt.optimizers.SGD(0.1), _data()[0])
