@@ -100,19 +100,6 @@ def member_variables() -> Iterator[list[MemberVariable]]:
 
 
 @contextlib.contextmanager
-def _made_variables() -> Iterator[list[tf.Variable]]:
-  made = []
-
-  def creator(next_creator, **kwargs):
-    variable = next_creator(**kwargs)
-    made.append(variable)
-    return variable
-
-  with tf.variable_creator_scope(creator):
-    yield made
-
-
-@contextlib.contextmanager
 def swapped(scenario: Any, objects: dict[int, Any]) -> Iterator[None]:
   """The scenario's attributes holding one of `objects`' keys (by id) hold
   its value inside the block."""
@@ -230,9 +217,10 @@ class Members(tf.Module):
     self._parts = _Untracked(templates, template_variables, copies,
                              copy_variables)
     self.stacked = [
-        tf.Variable(tf.stack([made[j].read_value() for made in copy_variables]),
-                    trainable=False,
-                    name=template.name.split(":")[0].replace("/", "_"))
+        tf.Variable(
+            tf.stack([made[j].read_value() for made in copy_variables]),
+            trainable=False,
+            name=template.name.split(":")[0].replace("/", "_"))
         for j, template in enumerate(template_variables)]
     self.alive = tf.Variable(tf.ones([population.size], tf.bool),
                              trainable=False, name="alive")
@@ -272,7 +260,8 @@ class Members(tf.Module):
         for value in made_copies.values():
           if kinds.is_optimizer(value):
             value.learning_rate = settings["learning_rate"]
-      with seed_lib.global_seed(seed), _made_variables() as made, \
+      with seed_lib.global_seed(seed), \
+          tensor_variable.new_variables() as made, \
           swapped(scenario, made_copies), seeded_as(scenario, seed):
         scenario.build()
       built.append(_built(scenario, before))
@@ -312,12 +301,12 @@ class Members(tf.Module):
   def member_in(self, scenario: Any, index: int
                 ) -> contextlib.AbstractContextManager:
     """The block in which the scenario's attributes hold member `index`'s
-    objects (instead of the templates)."""
-    objects = self.member(index)
+    objects (instead of the templates during a run, of the scenario's own
+    objects after it)."""
+    # `member` keys each copy by the id of the scenario's own object and
+    # of its template: whichever the attribute holds is swapped.
     stack = contextlib.ExitStack()
-    stack.enter_context(swapped(scenario, {
-        id(template): objects[key]
-        for key, template in self._parts.templates.items()}))
+    stack.enter_context(swapped(scenario, self.member(index)))
     stack.enter_context(seeded_as(scenario, self.population.seeds[index]))
     return stack
 
