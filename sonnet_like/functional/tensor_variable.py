@@ -253,6 +253,14 @@ def variables() -> Iterator[None]:
     Nothing; leave the block to create ordinary variables again.
   """
 
+  with tf.variable_creator_scope(creator_of(TensorVariable)):
+    yield
+
+
+def creator_of(cls: type, made: list | None = None) -> Callable[..., Any]:
+  """A variable creator making a `cls` (a `TensorVariable` class) of each
+  `tf.Variable(...)` call, appended to `made` if given."""
+
   def creator(next_creator, **kwargs):
     del next_creator
     initial = kwargs.get("initial_value")
@@ -263,12 +271,13 @@ def variables() -> Iterator[None]:
         initial, dtype=None if dtype is None else tf.as_dtype(dtype))
     trainable = kwargs.get("trainable")
     name = kwargs.get("name") or "Variable"
-    return TensorVariable(value, trainable=True if trainable is None
-                          else trainable,
-                          name=f"{_current_scope()}{name}:0")
+    variable = cls(value, trainable=True if trainable is None else trainable,
+                   name=f"{_current_scope()}{name}:0")
+    if made is not None:
+      made.append(variable)
+    return variable
 
-  with tf.variable_creator_scope(creator):
-    yield
+  return creator
 
 
 @contextlib.contextmanager

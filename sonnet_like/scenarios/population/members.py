@@ -79,23 +79,8 @@ def member_variables() -> Iterator[list[MemberVariable]]:
   """Inside the block `tf.Variable(...)` makes `MemberVariable`s; yields
   the list of those made, in order."""
   made = []
-
-  def creator(next_creator, **kwargs):
-    del next_creator
-    initial = kwargs.get("initial_value")
-    if callable(initial):
-      initial = initial()
-    dtype = kwargs.get("dtype")
-    value = tf.convert_to_tensor(
-        initial, dtype=None if dtype is None else tf.as_dtype(dtype))
-    trainable = kwargs.get("trainable")
-    variable = MemberVariable(
-        value, trainable=True if trainable is None else trainable,
-        name=kwargs.get("name") or "Variable")
-    made.append(variable)
-    return variable
-
-  with tf.variable_creator_scope(creator):
+  with tf.variable_creator_scope(tensor_variable.creator_of(MemberVariable,
+                                                            made)):
     yield made
 
 

@@ -128,41 +128,51 @@ def test_resume_continues_the_population_bitwise(tmp_path):
   assert len(history.member_train["loss"]) == 2
 
 
+class _Scaled(snt.scenarios.Scenario):
+  """Regression whose loss is scaled by `scale`, updated every `every`
+  steps, `repeats` forward passes a step: settings a sweep may change."""
+
+  scale, every, repeats = 1.0, 1, 1
+
+  def __call__(self, model, optimizer, data):
+    self.model, self.optimizer = model, optimizer
+    self.feed(data, batch_size=8)
+    return self.run()
+
+  def models(self):
+    return {"model": self.model}
+
+  def trackables(self):
+    return {"model": self.model, "optimizer": self.optimizer}
+
+  def build(self):
+    self.model(self.example_batch())
+    self.build_optimizer(self.optimizer, self.model.variables)
+
+  def train_step(self, x):
+    with tf.GradientTape() as tape:
+      loss = 0.0
+      for _ in range(self.repeats):
+        loss += self.scale * tf.reduce_mean((self.model(x) - x) ** 2)
+    due = tf.cast(tf.equal(self.traced_step.step % self.every, 0),
+                  tf.float32)  # A mask, not a tensor `if` (see the guide).
+    grads = [g * due for g in tape.gradient(loss, self.model.variables)]
+    self.optimizer.apply(grads, self.model.variables)
+    return {"loss": loss}
+
+
+def _scaled(**settings):
+  scenario = _Scaled(num_steps=9, progress=False, tensorboard=False,
+                     **settings)
+  scenario(snt.Linear(5, name="denoiser"), snt.optimizers.SGD(0.1),
+           _data()[0])
+  return scenario
+
+
 def test_a_users_own_scenario_needs_no_extra_code():
-
-  class Denoise(snt.scenarios.Scenario):
-
-    def __call__(self, model, optimizer, data):
-      self.model, self.optimizer = model, optimizer
-      self.feed(data, batch_size=8)
-      return self.run()
-
-    def models(self):
-      return {"model": self.model}
-
-    def trackables(self):
-      return {"model": self.model, "optimizer": self.optimizer}
-
-    def build(self):
-      self.model(self.example_batch())
-      self.build_optimizer(self.optimizer, self.model.variables)
-
-    def train_step(self, x):
-      with tf.GradientTape() as tape:
-        loss = tf.reduce_mean((self.model(x) - x) ** 2)
-      self.optimizer.apply(tape.gradient(loss, self.model.variables),
-                           self.model.variables)
-      return {"loss": loss}
-
-  def run(**settings):
-    scenario = Denoise(num_steps=15, progress=False, tensorboard=False,
-                       clip_norm=0.5, **settings)
-    scenario(snt.Linear(5, name="denoiser"), snt.optimizers.SGD(0.1),
-             _data()[0])
-    return scenario
-
-  population = run(population=[7, 8])
-  solo = run(seed=8)
+  # Its step calls optimizer.apply itself; clipping still applies.
+  population = _scaled(population=[7, 8], clip_norm=0.5)
+  solo = _scaled(seed=8, clip_norm=0.5)
   assert _close(population.member(1), solo.model) < TOLERANCE
 
 
@@ -280,47 +290,6 @@ def test_dry_run_and_export_dir_write_the_population(tmp_path):
   _train(population=2, export_dir=export_dir)
   served = tf.saved_model.load(export_dir).signatures["serving_default"]
   assert served(inputs=tf.constant(x[:3]))["outputs"].shape == [2, 3, 2]
-
-
-class _Scaled(snt.scenarios.Scenario):
-  """Regression whose loss is scaled by `scale`, updated every `every`
-  steps, `repeats` forward passes a step: settings a sweep may change."""
-
-  scale, every, repeats = 1.0, 1, 1
-
-  def __call__(self, model, optimizer, data):
-    self.model, self.optimizer = model, optimizer
-    self.feed(data, batch_size=8)
-    return self.run()
-
-  def models(self):
-    return {"model": self.model}
-
-  def trackables(self):
-    return {"model": self.model, "optimizer": self.optimizer}
-
-  def build(self):
-    self.model(self.example_batch())
-    self.build_optimizer(self.optimizer, self.model.variables)
-
-  def train_step(self, x):
-    with tf.GradientTape() as tape:
-      loss = 0.0
-      for _ in range(self.repeats):
-        loss += self.scale * tf.reduce_mean((self.model(x) - x) ** 2)
-    due = tf.cast(tf.equal(self.traced_step.step % self.every, 0),
-                  tf.float32)  # A mask, not a tensor `if` (see the guide).
-    grads = [g * due for g in tape.gradient(loss, self.model.variables)]
-    self.optimizer.apply(grads, self.model.variables)
-    return {"loss": loss}
-
-
-def _scaled(**settings):
-  scenario = _Scaled(num_steps=9, progress=False, tensorboard=False,
-                     **settings)
-  scenario(snt.Linear(5, name="denoiser"), snt.optimizers.SGD(0.1),
-           _data()[0])
-  return scenario
 
 
 def test_float_and_int_settings_of_a_users_scenario_differ_per_member():
