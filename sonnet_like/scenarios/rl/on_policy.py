@@ -149,7 +149,7 @@ class OnPolicy(engine.Scenario):
         state_dependent_std=self.state_dependent_std, squash=self.squash,
         sde_sample_freq=self.sde_sample_freq,
         sde_features=spec.shape[0] if spec.shape.rank == 1 else 0,
-        sde_batch=self.num_envs)
+        sde_batch=self.num_envs, build=False)  # Its variables: `build`.
     self.normalizer = (normalization.ObservationNormalizer(
         self.env.observation_spec.shape) if self.normalize_observations
                        else None)
@@ -164,7 +164,7 @@ class OnPolicy(engine.Scenario):
 
   def models(self):
     named = {self.actor_name: self.actor, self.critic_name: self.critic}
-    if self.policy.log_std is not None:
+    if self.policy.has_log_std:
       named["log_std"] = self.policy
     return named
 
@@ -182,6 +182,7 @@ class OnPolicy(engine.Scenario):
   def build(self):
     observation = self.env.reset(seed=self.seed)
     self._check_steps = not base.check_shapes(self.env, type(self).__name__)
+    self.policy.build()
     self.policy.check(self.actor_outputs(observation))
     self.critic_values(observation)
     self._variables = self.trainable_variables()

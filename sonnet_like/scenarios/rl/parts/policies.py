@@ -139,13 +139,16 @@ class Policy(tf.Module):
     sde_features: gSDE: the size `f` of the features (the actor's inputs,
       one axis).
     sde_batch: gSDE: how many environments explore, each with its matrix.
+    build: Make the variables (`log_std`, gSDE's noise) now; False leaves
+      them to `build()` (a scenario's build, so that each member of a
+      population makes its own).
   """
 
   def __init__(self, owner: str, action_space: base.ActionSpace,
                log_std_init: float = 0.0, *,
                state_dependent_std: bool = False, squash: bool = False,
                sde_sample_freq: int | None = None, sde_features: int = 0,
-               sde_batch: int = 0):
+               sde_batch: int = 0, build: bool = True):
     super().__init__(name="policy")
     self.owner, self.action_space = owner, action_space
     for name, value in (("state_dependent_std", state_dependent_std),
@@ -157,6 +160,7 @@ class Policy(tf.Module):
       arguments.check_positive_int(owner, "sde_features", sde_features)
       arguments.check_positive_int(owner, "sde_batch", sde_batch)
     self.log_std = None
+    self._log_std_shape, self._sde_batch = None, sde_batch
     self.state_dependent_std, self.squash = state_dependent_std, squash
     self.sde_sample_freq = sde_sample_freq
     self.log_std_init = float(log_std_init)
@@ -179,22 +183,13 @@ class Policy(tf.Module):
                          "noise; choose one.")
       if sde_sample_freq is not None:
         self.size, self.what = self.num_actions, "means"
-        shape = [sde_features, self.num_actions]
-        self.log_std = tf.Variable(np.full(shape, log_std_init, np.float32),
-                                   name="log_std")
-        self.sde_noise = tf.Variable(
-            np.zeros([sde_batch] + shape, np.float32), trainable=False,
-            name="sde_noise")
-        self.sde_steps = tf.Variable(0, dtype=tf.int64, trainable=False,
-                                     name="sde_steps")
+        self._log_std_shape = [sde_features, self.num_actions]
       elif state_dependent_std:
         self.size = 2 * self.num_actions
         self.what = "means then log standard deviations"
       else:
         self.size, self.what = self.num_actions, "means"
-        self.log_std = tf.Variable(
-            np.full(action_space.shape, log_std_init, np.float32),
-            name="log_std")
+        self._log_std_shape = list(action_space.shape)
       self._low = tf.constant(action_space.low)
       self._high = tf.constant(action_space.high)
       self._center = (self._low + self._high) / 2
@@ -203,6 +198,30 @@ class Policy(tf.Module):
       raise TypeError(f"{owner}: the action space must be Discrete or Box, "
                       f"got {action_space!r}.")
     self._discrete = isinstance(action_space, base.Discrete)
+    if build:
+      self.build()
+
+  @property
+  def has_log_std(self) -> bool:
+    """Whether this policy trains a `log_std` (made by `build`)."""
+    return self._log_std_shape is not None
+
+  def build(self) -> None:
+    """Makes `log_std` (and gSDE's noise matrices) if this policy has them
+    and they are not made yet. A scenario whose policy is made with
+    `build=False` calls it from its own `build()`, so that a population's
+    members each make their own."""
+    if self._log_std_shape is None or self.log_std is not None:
+      return
+    shape = self._log_std_shape
+    self.log_std = tf.Variable(np.full(shape, self.log_std_init, np.float32),
+                               name="log_std")
+    if self.uses_sde:
+      self.sde_noise = tf.Variable(
+          np.zeros([self._sde_batch] + shape, np.float32), trainable=False,
+          name="sde_noise")
+      self.sde_steps = tf.Variable(0, dtype=tf.int64, trainable=False,
+                                   name="sde_steps")
 
   @property
   def is_discrete(self) -> bool:
