@@ -21,6 +21,8 @@ loop (`snt.envs`'s gymnasium wrapper, our `EpisodeRunner`).
     python benchmarks/zoo.py --rows ppo-MountainCarContinuous-v0 \
         --modes none --sb3                          # SB3 alone
     python benchmarks/zoo.py --rows dqn-CartPole-v1 --seeds 1 --steps 500
+    python benchmarks/zoo.py --rows ppo-CartPole-v1 --population 10 \
+        --modes in_graph --sb3                      # 10 seeds, one program
 
 `--steps` overrides every budget (smoke runs), `--eval_episodes` every
 evaluation, `--set NAME=VALUE` changes a setting of our recipes (tuning);
@@ -30,7 +32,20 @@ evaluation needs no new training; its recorded training time is
 reported); `--out FILE` appends one JSON line per run, and `--table FILE`
 prints the markdown table of such a file (so a table can be assembled
 from several invocations). Rows without a recipe of ours are skipped with
-a note. Run it on an otherwise idle machine: wall times on a shared one
+a note.
+
+`--population N` trains each row's N seeds (`--seed_list`, or 0..N-1) as
+one population (`recipe.scenario(population=seeds)`): one process, one
+compiled call per step of all members, on the in-graph environment only
+(a gymnasium environment steps in Python, outside the compiled call, so
+it cannot run once per member inside it). Its wall time is the whole
+population's (tracing included). Member i is the solo run of seed i, and
+its greedy policy is evaluated as a solo run of that seed is (same
+episodes, same starts), so the figures compare with solo runs'. The row
+then gives the members' mean, interquartile mean with its 95% bootstrap
+interval (`snt.scenarios.summarize`) and worst return; `--sb3` then
+trains Stable-Baselines3 on the first `--sb3_seeds` seeds (3) and gives
+its mean wall time per seed. Run it on an otherwise idle machine: wall times on a shared one
 only compare within one invocation.
 """
 
@@ -230,6 +245,81 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
   return seconds, scenario
 
 
+def population_folder(save_dir: str, row: ZooRow, seeds: list[int],
+                      steps: int | None, changes: dict[str, Any]) -> str:
+  """The folder of one population of ours under `save_dir`."""
+  folder = run_folder(save_dir, row, "in_graph", 0, steps, changes)
+  return folder.replace("-seed0", "-population" + "_".join(map(str, seeds)),
+                        1)
+
+
+def train_population(row: ZooRow, seeds: list[int], steps: int | None,
+                     steps_per_call: int,
+                     changes: dict[str, Any] | None = None,
+                     save_dir: str | None = None) -> tuple[float, Any]:
+  """Trains our recipe for `row` once per seed of `seeds`, as one
+  population on the in-graph environment; (wall seconds, the scenario).
+  `save_dir` as in `train_ours` (the checkpoint holds every member)."""
+  changes = changes or {}
+  scenario_type = getattr(snt.scenarios, row.algo.upper())
+  recipe = with_changes(scenario_type.recipe(row.task), changes)
+  overrides = dict(population=list(seeds), progress=False, eval_every=None)
+  record = None
+  if save_dir:
+    folder = population_folder(save_dir, row, seeds, steps, changes)
+    overrides.update(save_dir=folder, tensorboard=False)
+    record = os.path.join(folder, "zoo.json")
+  if steps is not None:
+    overrides["num_env_steps"] = steps
+  if row.algo != "ppo":
+    overrides["steps_per_call"] = steps_per_call
+  # No global seed: each member's build runs under its own seed (and a
+  # solo run's `tf.random.set_seed(seed)` is what its `seed=` sets too).
+  start = time.perf_counter()
+  scenario = recipe.scenario(**overrides)
+  env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
+                      seed=seeds[0], in_graph=True)
+  if row.algo == "dqn":
+    scenario(recipe.q_network(), recipe.optimizer(), env)
+  else:
+    actor, critic = recipe.networks()
+    scenario(actor, critic, recipe.optimizer(), env)
+  seconds = time.perf_counter() - start
+  if record and os.path.exists(record):  # Restored: its training's time.
+    with open(record, encoding="utf-8") as f:
+      seconds = json.load(f)["seconds"]
+  elif record:
+    with open(record, "w", encoding="utf-8") as f:
+      json.dump(dict(seconds=seconds), f)
+  return seconds, scenario
+
+
+def evaluate_members(scenario: Any, task: str, num_episodes: int
+                     ) -> list[float]:
+  """Each member's greedy mean return, evaluated as `evaluate` evaluates
+  the solo run of its seed.
+
+  Inside `members.member_in(scenario, i)` the scenario's attributes (its
+  networks, observation normaliser, environment) are member i's copies
+  holding its trained weights; `_greedy(scenario)` is a plain bound method
+  that reads them when `EpisodeRunner` traces it (a new `tf.function` per
+  evaluation), so each trace sees member i's variables.
+  """
+  greedy = _greedy(scenario)
+  if isinstance(greedy, tf.types.experimental.PolymorphicFunction) or (
+      getattr(greedy, "__func__", None) is not getattr(
+          type(scenario), greedy.__name__, None)):
+    raise RuntimeError(  # A compiled act would hold the templates' variables.
+        f"zoo.py: {type(scenario).__name__}.{greedy.__name__} is not the "
+        "class's plain method; member evaluation needs a fresh trace.")
+  returns = []
+  for i, seed in enumerate(scenario.population.seeds):
+    with scenario.members.member_in(scenario, i):
+      returns.append(float(np.mean(
+          evaluate(_greedy(scenario), task, seed, num_episodes))))
+  return returns
+
+
 # ---- Stable-Baselines3. ----
 
 def _schedule(value: Any) -> Any:
@@ -320,7 +410,14 @@ def run(args) -> list[dict[str, Any]]:
     if args.sb3:
       contenders.append("sb3")
     for contender in contenders:
-      for seed in args.seeds:
+      if args.population and contender == "in_graph":
+        result = run_population(args, row)
+        results.append(result)
+        continue
+      seeds = args.seeds
+      if args.population and contender == "sb3":
+        seeds = args.seeds[:args.sb3_seeds]
+      for seed in seeds:
         if contender == "sb3":
           seconds, act = train_sb3(row, seed, args.steps)
           steps = args.steps or row.budget
@@ -345,13 +442,51 @@ def run(args) -> list[dict[str, Any]]:
   return results
 
 
+def run_population(args, row: ZooRow) -> dict[str, Any]:
+  """Trains `row`'s seeds as one population, evaluates every member; its
+  JSON line (printed, and appended to `--out`)."""
+  seconds, scenario = train_population(row, args.seeds, args.steps,
+                                       args.steps_per_call, args.set,
+                                       args.save_dir)
+  num_episodes = args.eval_episodes or row.eval_episodes
+  returns = evaluate_members(scenario, row.task, num_episodes)
+  summary = snt.scenarios.summarize(returns)
+  result = dict(row=row.name, contender="population", mode="in_graph",
+                seeds=list(args.seeds), changes=args.set,
+                env_steps=scenario.num_env_steps, seconds=round(seconds, 2),
+                member_returns=returns, mean_return=summary.mean,
+                iqm=summary.iqm, ci=[summary.low, summary.high],
+                worst=summary.min, eval_episodes=num_episodes,
+                zoo_return=row.zoo_return, zoo_budget=row.budget)
+  print(json.dumps(result), flush=True)
+  if args.out:
+    with open(args.out, "a", encoding="utf-8") as out:
+      out.write(json.dumps(result) + "\n")
+  return result
+
+
+def _population_cell(runs: list[dict[str, Any]], row: ZooRow) -> str:
+  """Mean, IQM [95% CI], worst over the members; the population's time."""
+  cells = []
+  for run_ in runs:
+    summary = snt.scenarios.summarize(run_["member_returns"])
+    steps = run_["env_steps"]
+    at = "" if steps == row.budget else f" at {steps:,} steps"
+    cells.append(
+        f"mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
+        f"[{summary.low:.1f}, {summary.high:.1f}], worst {summary.min:.1f} "
+        f"({summary.count} seeds{at}) in {run_['seconds']:.1f} s")
+  return "; ".join(cells)
+
+
 def table(results: list[dict[str, Any]]) -> str:
   """Markdown: per row, each contender's mean and worst return over seeds
   and mean wall time, beside the zoo's return."""
-  contenders = [c for c in ("gym", "in_graph", "sb3")
+  contenders = [c for c in ("gym", "in_graph", "population", "sb3")
                 if any(r["contender"] == c for r in results)]
   head = ("| row (zoo budget) | zoo return | " +
           " | ".join({"gym": "ours, gymnasium", "in_graph": "ours, in-graph",
+                      "population": "ours, in-graph, one population",
                       "sb3": "SB3 (same run)"}[c] for c in contenders) + " |")
   lines = [head, "|" + "---|" * (2 + len(contenders))]
   for name in dict.fromkeys(r["row"] for r in results):
@@ -362,6 +497,9 @@ def table(results: list[dict[str, Any]]) -> str:
               if r["row"] == name and r["contender"] == contender]
       if not runs:
         cells.append("-")
+        continue
+      if contender == "population":
+        cells.append(_population_cell(runs, row))
         continue
       returns = [r["mean_return"] for r in runs]
       seconds = statistics.mean(r["seconds"] for r in runs)
@@ -381,9 +519,16 @@ def main(argv=None):
   parser.add_argument("--seeds", type=int, default=3,
                       help="seeds 0..N-1 (or --seed_list)")
   parser.add_argument("--seed_list", type=int, nargs="+")
-  parser.add_argument("--modes", default="gym,in_graph",
-                      help="gym and/or in_graph; none (with --sb3) trains "
+  parser.add_argument("--modes",
+                      help="gym and/or in_graph (default: both; in_graph "
+                           "with --population); none (with --sb3) trains "
                            "Stable-Baselines3 only")
+  parser.add_argument("--population", type=int,
+                      help="train N seeds (0..N-1, or --seed_list) as one "
+                           "population, in-graph")
+  parser.add_argument("--sb3_seeds", type=int, default=3,
+                      help="with --population: SB3 trains the first N "
+                           "seeds")
   parser.add_argument("--steps", type=int, help="override every budget")
   parser.add_argument("--eval_episodes", type=int,
                       help="override every row's evaluation episodes")
@@ -410,9 +555,24 @@ def main(argv=None):
   unknown = [r for r in args.rows if r not in BY_NAME]
   if unknown:
     parser.error(f"unknown rows {unknown}; rows: {sorted(BY_NAME)}")
+  if args.modes is None:
+    args.modes = "in_graph" if args.population else "gym,in_graph"
   args.modes = [] if args.modes == "none" else args.modes.split(",")
   if not set(args.modes) <= {"gym", "in_graph"}:
     parser.error(f"--modes takes gym and/or in_graph, got {args.modes}")
+  if args.population is not None:
+    if "gym" in args.modes:
+      parser.error(
+          "--population trains in-graph only: a gymnasium environment "
+          "steps in Python, outside the compiled call, so it cannot run "
+          "once per member inside it; use --modes in_graph")
+    if args.population < 1:
+      parser.error(f"--population takes a positive count, got "
+                   f"{args.population}")
+    if args.seed_list and len(args.seed_list) != args.population:
+      parser.error(f"--population {args.population} with "
+                   f"{len(args.seed_list)} seeds in --seed_list")
+    args.seeds = args.population
   if not args.modes and not args.sb3:
     parser.error("--modes none trains nothing of ours: add --sb3")
   args.seeds = args.seed_list or list(range(args.seeds))

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import pathlib
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -51,6 +52,75 @@ def test_a_tiny_row_trains_evaluates_makes_the_table_and_is_restored(
                        for line in out.read_text().splitlines()]
   assert restored["seconds"] == trained["seconds"]
   assert restored["eval_episodes"] == 7
+
+
+def test_a_tiny_population_row_is_the_solo_runs_of_its_seeds(tmp_path,
+                                                             capsys):
+  # Two seeds trained as one population; each member evaluated as the solo
+  # run of its seed is (same episodes and starts). One learning round
+  # (256 steps in, 16 updates) so that the members have trained.
+  zoo = _zoo()
+  out = tmp_path / "population.jsonl"
+  changes = ["--set", "learning_starts=100", "--set", "gradient_steps=16"]
+  zoo.main(["--rows", "dqn-CartPole-v1", "--population", "2", "--steps",
+            "300", "--eval_episodes", "20", "--out", str(out)] + changes)
+  printed = capsys.readouterr().out
+  (run,) = [json.loads(line) for line in out.read_text().splitlines()]
+  assert run["contender"] == "population" and run["mode"] == "in_graph"
+  assert run["seeds"] == [0, 1] and run["env_steps"] == 300
+  returns = run["member_returns"]
+  assert len(returns) == 2 and all(8 <= r <= 500 for r in returns)
+  summary = snt.scenarios.summarize(returns)
+  assert run["iqm"] == summary.iqm and run["worst"] == min(returns)
+  assert run["ci"] == [summary.low, summary.high]
+  cell = (f"mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
+          f"[{summary.low:.1f}, {summary.high:.1f}], worst {min(returns):.1f}"
+          f" (2 seeds at 300 steps) in ")
+  assert "| ours, in-graph, one population |" in printed and cell in printed
+  zoo.main(["--table", str(out)])
+  assert cell in capsys.readouterr().out
+  # Member i's return is the solo run's with seed i, at the same budget.
+  row = zoo.BY_NAME["dqn-CartPole-v1"]
+  for seed, member_return in zip([0, 1], returns):
+    _, solo = zoo.train_ours(row, "in_graph", seed, 300, 100,
+                             {"learning_starts": 100, "gradient_steps": 16})
+    assert int(solo.optimizer.step) == 16  # It learnt.
+    solo_return = float(np.mean(
+        zoo.evaluate(zoo._greedy(solo), row.task, seed, 20)))  # pylint: disable=protected-access
+    assert member_return == solo_return, seed
+
+
+def test_ppo_with_a_trained_log_std_trains_as_a_population():
+  # The zoo's PPO Pendulum and MountainCarContinuous rows: the policy's
+  # log_std (gSDE's matrix here) is made by build(), so each member makes
+  # its own (it was made before the run, and a population refused it).
+  def run(**settings):
+    ppo = snt.scenarios.PPO(
+        num_env_steps=2 * 2 * 8, num_envs=2, rollout_length=8, num_epochs=1,
+        num_minibatches=1, sde_sample_freq=4, log_std_init=-1.0,
+        progress=False, tensorboard=False, **settings)
+    ppo(snt.nets.MLP([8, 1], name="actor"), snt.nets.MLP([8, 1],
+                                                         name="critic"),
+        snt.optimizers.Adam(1e-2), snt.envs.Pendulum(num_envs=2))
+    return ppo
+
+  population = run(population=[0, 1])
+  for seed in (0, 1):
+    member = population.member(seed)
+    solo = run(seed=seed)
+    np.testing.assert_allclose(member["log_std"].log_std.numpy(),
+                               solo.policy.log_std.numpy(), atol=1e-5)
+    for a, b in zip(member["actor"].variables, solo.actor.variables):
+      np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+  assert not np.array_equal(population.member(0)["log_std"].log_std.numpy(),
+                            population.member(1)["log_std"].log_std.numpy())
+
+
+def test_a_population_trains_in_graph_only(capsys):
+  with pytest.raises(SystemExit):
+    _zoo().main(["--rows", "dqn-CartPole-v1", "--population", "2",
+                 "--modes", "gym,in_graph"])
+  assert "--population trains in-graph only" in capsys.readouterr().err
 
 
 def test_changes_reach_the_recipe_and_its_settings():
