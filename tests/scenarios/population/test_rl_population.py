@@ -59,15 +59,22 @@ def _largest_difference(a, b):
   return worst
 
 
-def test_each_ppo_member_is_the_solo_run_of_its_seed():
-  population, history = _ppo(population=3, seed=0)
+def test_each_ppo_member_is_the_solo_run_of_its_seed_and_settings():
+  # Member 1 also sweeps scenario attributes read while the step is traced
+  # (member 0 has PPO's defaults): each is the solo run with its values.
+  sweep = snt.scenarios.Population([0, 1, 2], entropy_coef=[0.0, 0.01, 0.0],
+                                   gamma=[0.99, 0.9, 0.99],
+                                   clip_ratio=[0.2, 0.3, 0.2])
+  population, history = _ppo(population=sweep)
   states = [_state(population, population.members.member(i))
             for i in range(3)]
-  for seed in range(3):
-    solo, _ = _ppo(seed=seed)
-    assert _largest_difference(states[seed], _state(solo)) < TOLERANCE
+  solos = [dict(seed=0), dict(seed=1, entropy_coef=0.01, gamma=0.9,
+                              clip_ratio=0.3)]
+  for member, settings in enumerate(solos):
+    solo, _ = _ppo(**settings)
+    assert _largest_difference(states[member], _state(solo)) < TOLERANCE
   # The members differ (their own environments and streams).
-  assert not np.array_equal(states[0]["env"][0], states[1]["env"][0])
+  assert not np.array_equal(states[0]["env"][0], states[2]["env"][0])
   assert len(history.member_train["loss"][-1]) == 3
 
 
@@ -170,17 +177,3 @@ def test_control_flow_carries_member_state_written_inside():
   members = tf.function(tf.vectorized_map)(member, tf.constant([0.0, 5.0]))
   np.testing.assert_array_equal(members[0].numpy(), [106.0, -11.0])
   np.testing.assert_array_equal(members[1].numpy(), [4, 14])
-
-
-def test_a_ppo_sweep_gives_each_member_its_settings():
-  # Scenario attributes read while the step is traced, one value per
-  # member: the second member is the solo run with its values.
-  sweep = snt.scenarios.Population([0, 0], entropy_coef=[0.0, 0.01],
-                                   gamma=[0.9, 0.99], clip_ratio=[0.1, 0.3])
-  population, _ = _ppo(iterations=1, population=sweep)
-  solo, _ = _ppo(iterations=1, seed=0, entropy_coef=0.01, gamma=0.99,
-                 clip_ratio=0.3)
-  assert _largest_difference(_state(population, population.members.member(1)),
-                             _state(solo)) < TOLERANCE
-  assert _largest_difference(_state(population, population.members.member(0)),
-                             _state(solo)) > 1e-4
