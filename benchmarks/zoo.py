@@ -35,18 +35,21 @@ from several invocations). Rows without a recipe of ours are skipped with
 a note.
 
 `--population N` trains each row's N seeds (`--seed_list`, or 0..N-1) as
-one population (`recipe.scenario(population=seeds)`): one process, one
-compiled call per step of all members, on the in-graph environment only
-(a gymnasium environment steps in Python, outside the compiled call, so
-it cannot run once per member inside it). Its wall time is the whole
-population's (tracing included). Member i is the solo run of seed i, and
+one population (`recipe.scenario(population=seeds)`): one process, every
+member's step in one compiled call, on the in-graph environment only (a
+gymnasium environment steps in Python, outside the compiled call, so it
+cannot run once per member inside it). Its wall time is the whole
+population's (tracing included). Member i is the run of seed i (equal to
+the solo run within float rounding, which grows over a whole budget), and
 its greedy policy is evaluated as a solo run of that seed is (same
 episodes, same starts), so the figures compare with solo runs'. The row
-then gives the members' mean, interquartile mean with its 95% bootstrap
-interval (`snt.scenarios.summarize`) and worst return; `--sb3` then
-trains Stable-Baselines3 on the first `--sb3_seeds` seeds (3) and gives
-its mean wall time per seed. Run it on an otherwise idle machine: wall times on a shared one
-only compare within one invocation.
+gives the members' mean, interquartile mean with its 95% bootstrap
+interval (`snt.scenarios.summarize`) and worst return; `--sb3` trains
+Stable-Baselines3 on the first `--sb3_seeds` seeds (3), with its mean
+wall time per seed.
+
+Run it on an otherwise idle machine: wall times on a shared one only
+compare within one invocation.
 """
 
 import argparse
