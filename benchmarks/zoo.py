@@ -229,10 +229,19 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
   if row.algo != "ppo":
     overrides["steps_per_call"] = steps_per_call
   tf.random.set_seed(seed)
+  return _trained(row, recipe, overrides, seed, mode == "in_graph", record)
+
+
+def _trained(row: ZooRow, recipe: snt.scenarios.Recipe,
+             overrides: dict[str, Any], env_seed: int, in_graph: bool,
+             record: str | None) -> tuple[float, Any]:
+  """Trains `recipe.scenario(**overrides)` on `row`'s environment; (wall
+  seconds, the scenario). `record` keeps the seconds of the call that
+  finished the training (a restored run reports those)."""
   start = time.perf_counter()
   scenario = recipe.scenario(**overrides)
   env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
-                      seed=seed, in_graph=mode == "in_graph")
+                      seed=env_seed, in_graph=in_graph)
   if row.algo == "dqn":
     scenario(recipe.q_network(), recipe.optimizer(), env)
   else:
@@ -278,23 +287,7 @@ def train_population(row: ZooRow, seeds: list[int], steps: int | None,
     overrides["steps_per_call"] = steps_per_call
   # No global seed: each member's build runs under its own seed (and a
   # solo run's `tf.random.set_seed(seed)` is what its `seed=` sets too).
-  start = time.perf_counter()
-  scenario = recipe.scenario(**overrides)
-  env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
-                      seed=seeds[0], in_graph=True)
-  if row.algo == "dqn":
-    scenario(recipe.q_network(), recipe.optimizer(), env)
-  else:
-    actor, critic = recipe.networks()
-    scenario(actor, critic, recipe.optimizer(), env)
-  seconds = time.perf_counter() - start
-  if record and os.path.exists(record):  # Restored: its training's time.
-    with open(record, encoding="utf-8") as f:
-      seconds = json.load(f)["seconds"]
-  elif record:
-    with open(record, "w", encoding="utf-8") as f:
-      json.dump(dict(seconds=seconds), f)
-  return seconds, scenario
+  return _trained(row, recipe, overrides, seeds[0], True, record)
 
 
 def evaluate_members(scenario: Any, task: str, num_episodes: int
