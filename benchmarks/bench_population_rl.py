@@ -1,21 +1,24 @@
-"""PPO on the in-graph CartPole: a population of N seeds against one seed,
-in one process (issue 42's target: 16 seeds at most 3x one seed's wall
-time, 64 seeds at most 8x).
+"""PPO or DQN on the in-graph CartPole: a population of N seeds against one
+seed, in one process (issue 42's target for PPO: 16 seeds at most 3x one
+seed's wall time, 64 seeds at most 8x).
 
-Each contender is a real run (`snt.scenarios.PPO(population=N)` and the
-solo `PPO(seed=0)`, same settings) of `--iterations` rollouts; the script
-prints each run's wall time (tracing included) and then, on the compiled
-call the run made, the time of one more iteration, measured in rounds that
-alternate solo and population calls (median over rounds, so a drift of the
-machine's load hits both). Printed: the ratios and the load (`uptime`).
+Each contender is a real run (`population=N` and the solo `seed=0`, same
+settings) of `--iterations` iterations; the script prints each run's wall
+time (tracing included) and then, on the compiled call the run made, the
+time of one more iteration, measured in rounds that alternate solo and
+population calls (median over rounds, so a drift of the machine's load
+hits both). Printed: the ratios and the load (`uptime`).
 
     python benchmarks/bench_population_rl.py --members 16
     python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
+    python benchmarks/bench_population_rl.py --scenario dqn --members 4 10
 
-The defaults are the CartPole recipe's shape (`PPO.recipe("CartPole-v1")`:
-8 environments, rollouts of 32, 20 epochs of one minibatch of 256, 64-64
+PPO: the CartPole recipe's shape (`PPO.recipe("CartPole-v1")`: 8
+environments, rollouts of 32, 20 epochs of one minibatch of 256, 64-64
 MLPs); its schedules and clipping are left out (they cost the same alone
-and in a population).
+and in a population). DQN: the CartPole recipe's (`DQN.recipe`: one
+environment, a replay buffer of 100,000, 256 updates of batch 128 every
+256 steps, 256-256 MLPs); an iteration is 256 steps and their updates.
 """
 
 import argparse
@@ -31,9 +34,14 @@ import tensorflow as tf  # noqa: E402
 import sonnet_like as snt  # noqa: E402
 
 
+DQN_ROUND = 256  # Steps between the DQN recipe's rounds of updates.
+
+
 def make_run(args: argparse.Namespace, **settings):
-  """A PPO run of `args.iterations` rollouts; its wall time and the
+  """A run of `args.iterations` iterations; its wall time and the
   scenario (whose compiled call can run more iterations)."""
+  if args.scenario == "dqn":
+    return make_dqn_run(args, **settings)
   ppo = snt.scenarios.PPO(
       num_env_steps=args.iterations * args.num_envs * args.rollout_length,
       num_envs=args.num_envs, rollout_length=args.rollout_length,
@@ -48,10 +56,24 @@ def make_run(args: argparse.Namespace, **settings):
   return time.perf_counter() - start, ppo
 
 
-def one_more(scenario):
+def make_dqn_run(args: argparse.Namespace, **settings):
+  # The recipe's settings without its schedules (learning starts at once).
+  dqn = snt.scenarios.DQN(
+      num_env_steps=args.iterations * DQN_ROUND, buffer_size=100_000,
+      batch_size=128, learning_starts=0, gamma=0.99, target_update_every=10,
+      train_every=DQN_ROUND, gradient_steps=DQN_ROUND, epsilon=0.04,
+      steps_per_call=DQN_ROUND, progress=False, tensorboard=False,
+      log_every=DQN_ROUND, jit_compile=args.jit, **settings)
+  start = time.perf_counter()
+  dqn(snt.nets.MLP([256, 256, 2], name="q_network"),
+      snt.optimizers.Adam(2.3e-3), snt.envs.CartPole(num_envs=1))
+  return time.perf_counter() - start, dqn
+
+
+def one_more(scenario, steps: int):
   call = scenario.train_function.get_concrete_function(
       tf.TensorSpec([], tf.int32))
-  one = tf.constant(1)
+  one = tf.constant(steps)
 
   def iteration() -> float:
     start = time.perf_counter()
@@ -69,6 +91,7 @@ def load() -> str:
 
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--scenario", choices=["ppo", "dqn"], default="ppo")
   parser.add_argument("--members", type=int, nargs="+", default=[16])
   parser.add_argument("--iterations", type=int, default=3)
   parser.add_argument("--rounds", type=int, default=5)
@@ -83,12 +106,13 @@ def main() -> None:
   print(f"# {vars(args)}")
   print(f"# load before: {load()}")
   solo_wall, solo = make_run(args, seed=0)
-  solo_call = one_more(solo)
+  steps = DQN_ROUND if args.scenario == "dqn" else 1
+  solo_call = one_more(solo, steps)
   print(f"solo run of {args.iterations} iterations: {solo_wall:.2f} s "
         "(tracing included)")
   for members in args.members:
     wall, population = make_run(args, seed=0, population=members)
-    call = one_more(population)
+    call = one_more(population, steps)
     print(f"{members} members, run of {args.iterations} iterations: "
           f"{wall:.2f} s (tracing included), {wall / solo_wall:.2f}x the solo "
           "run")

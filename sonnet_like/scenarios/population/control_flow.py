@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.scenarios.population import rows
+
 
 class _Active(threading.local):
   """What the member step being traced in this thread carries."""
@@ -203,7 +205,7 @@ def _both_selected(pred: Any, true_fn: Callable[[], Any],
   results = []
   for fn in (true_fn, false_fn):
     _set(values)
-    with _verdicts_of_block() as flags:
+    with _verdicts_of_block() as flags, rows.refused():
       out = fn()
     results.append((out, _values(), _all(flags)))
   (out_t, new_t, ok_t), (out_f, new_f, ok_f) = results

@@ -21,6 +21,7 @@ from tensorflow.python.eager import tape as tape_lib
 from sonnet_like.core import utils
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
+from sonnet_like.scenarios.population import rows
 from sonnet_like.scenarios.population import settings as settings_lib
 from sonnet_like.scenarios.updates import kinds
 
@@ -56,6 +57,10 @@ class MemberVariable(tensor_variable.TensorVariable):
     return value.graph
 
   def _read(self) -> tf.Tensor:
+    if self.tensor_value is None:  # `rows.kept`.
+      raise ValueError(
+          f"population: {self.name} is read by rows in a member's step "
+          "(`population.rows.gather`), not whole.")
     value = super()._read()
     if self.trainable:
       tape_lib.variable_accessed(self)
@@ -163,8 +168,9 @@ def _check(owner: str, scenario: Any, objects: dict[str, Any]) -> None:
 
 
 def _as_member_variable(variable: tf.Variable) -> MemberVariable:
-  return MemberVariable(variable.read_value(), trainable=variable.trainable,
+  made = MemberVariable(variable.read_value(), trainable=variable.trainable,
                         name=variable.name.split(":")[0])
+  return rows.by_rows(made) if rows.is_by_rows(variable) else made
 
 
 class _Untracked:
@@ -275,9 +281,6 @@ class Members(tf.Module):
             expected=len(template_variables)))
     return cls(population, templates, template_variables, copies,
                copy_variables)
-
-  def read(self) -> list[tf.Tensor]:
-    return [v.read_value() for v in self.stacked]
 
   def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
     """The block in which the scenario's attributes hold the templates."""

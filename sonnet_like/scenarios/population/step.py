@@ -3,8 +3,9 @@
 The scenario's own step (its `train_step` with the guard, as a solo run
 traces it) runs once per member under `tf.vectorized_map`: the templates
 hold the member's slices of the stacked values, its settings are set, and
-what the step leaves in the templates comes back stacked. Updates are
-applied unguarded inside (the updaters know: `Shared.select_outside`); a
+what the step leaves in the templates comes back stacked (a replay
+buffer's storage is read and written by rows instead: `rows.py`). Updates
+are applied unguarded inside (the updaters know: `Shared.select_outside`); a
 member whose step was not finite keeps its old values here, and with
 `on_nonfinite="raise"` it stops for good while the others go on.
 """
@@ -16,6 +17,7 @@ import tensorflow as tf
 
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import members as members_lib
+from sonnet_like.scenarios.population import rows
 from sonnet_like.scenarios.updates import kinds
 
 MEMBER_LOGS = "members"  # The key of the per-member logs in a call's logs.
@@ -159,14 +161,24 @@ def vectorized(members: members_lib.Members, scenario: Any,
   population = members.population
   settings = {name: _setting_values(values)
               for name, values in population.settings.items()}
+  by_rows = [i for i, t in enumerate(members.templates) if rows.is_by_rows(t)]
+  carried = [i for i, t in enumerate(members.templates)
+             if not rows.is_by_rows(t)]
 
   def member_step(args):
-    inputs, values, member_settings = args
+    inputs, member, values, member_settings = args
     # Loops and branches of the step carry the member's values and
-    # verdicts (`control_flow`).
-    with members.holding(values), _settings_applied(
+    # verdicts (`control_flow`); variables by rows are read and written
+    # by rows (`rows`).
+    held = [t.tensor_value for t in members.templates]
+    for i, value in zip(carried, values):
+      held[i] = value
+    with members.holding(held), _settings_applied(
         scenario, member_settings), control_flow.carrying(
-            members.templates, scenario.traced_step.shared.verdicts):
+            [members.templates[i] for i in carried],
+            scenario.traced_step.shared.verdicts), rows.kept(
+                [members.templates[i] for i in by_rows],
+                [members.stacked[i] for i in by_rows], member) as written:
       if next_inputs is not None:
         with _batches(scenario, inputs):
           inputs = _as_inputs(next_inputs())
@@ -178,23 +190,26 @@ def vectorized(members: members_lib.Members, scenario: Any,
         raise type(error)(SETTING_ERROR.format(
             owner=type(scenario).__name__, names=sorted(member_settings),
             error=str(error).strip())) from error
-      new_values = [t.tensor_value for t in members.templates]
-    return dict(logs), finite, new_values
+      new_values = [members.templates[i].tensor_value for i in carried]
+      written = [list(w) for w in written]
+    return dict(logs), finite, new_values, written
 
   def replica_step(*inputs):
-    old = members.read()
+    old = [members.stacked[i].read_value() for i in carried]
     try:
-      logs, finite, new = tf.vectorized_map(member_step,
-                                            (inputs, old, settings))
+      logs, finite, new, written = tf.vectorized_map(
+          member_step, (inputs, tf.range(population.size), old, settings))
     except UnboundLocalError as error:  # TensorFlow's vectoriser, on a
       # cond whose branches changed what the member holds.
       raise ValueError(BRANCH_ERROR.format(
           owner=type(scenario).__name__)) from error
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    for variable, new_value, old_value in zip(members.stacked, new, old):
+    for i, new_value, old_value in zip(carried, new, old):
       keep = tf.reshape(ok, [-1] + [1] * (new_value.shape.rank - 1))
-      variable.assign(tf.where(keep, new_value, old_value))
+      members.stacked[i].assign(tf.where(keep, new_value, old_value))
+    for i, rows_written in zip(by_rows, written):
+      rows.write(members.stacked[i], rows_written, ok)
     if not skip:  # A member that failed stops; the others go on.
       alive = members.alive.assign(ok)
     count = tf.reduce_sum(tf.cast(alive, tf.float32))

@@ -1,0 +1,158 @@
+"""Variables read and written by rows (a replay buffer's storage), in a
+population.
+
+A population passes each member's values through its step (`step.py`),
+and there a write makes a new tensor: one transition added to a replay
+buffer would copy the whole buffer every step, and so would reading it
+whole once a row was written in place (TensorFlow then copies a variable
+on each whole read). A variable marked `by_rows` is neither read whole nor
+carried: inside a member's step `gather` reads the member's rows straight
+from the stacked variable, with the rows written this step laid over
+them, and `scatter` keeps the rows it writes; the step writes them into
+the stacked variable after the map, for the members whose step counts
+(`write`).
+
+Outside a population they are `tf.gather` and the variable's
+`scatter_nd_update`:
+
+    >>> import tensorflow as tf
+    >>> v = by_rows(tf.Variable(tf.zeros([4, 2])))
+    >>> scatter(v, tf.constant([1]), tf.ones([1, 2]))
+    >>> gather(v, tf.constant([1, 0])).numpy().tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+"""
+
+import contextlib
+import threading
+from typing import Any, Iterator, Sequence
+
+import tensorflow as tf
+# pylint: disable-next=g-direct-tensorflow-import
+from tensorflow.python.ops.parallel_for import pfor
+
+_MARK = "_sonnet_like_by_rows"
+
+
+def by_rows(variable: tf.Variable) -> tf.Variable:
+  """Marks `variable` (rows of a leading axis, read with `gather` and
+  written with `scatter`); returns it."""
+  setattr(variable, _MARK, True)
+  return variable
+
+
+def is_by_rows(variable: Any) -> bool:
+  return getattr(variable, _MARK, False)
+
+
+class _Kept:
+  """A variable by rows in the member step being traced."""
+
+  def __init__(self, stacked: tf.Variable, member: tf.Tensor):
+    self.stacked, self.member = stacked, member
+    self.written: list[tuple[tf.Tensor, tf.Tensor]] = []
+
+
+class _Active(threading.local):
+  """The member step being traced in this thread: its variables by rows
+  (by id of the template) and its graph."""
+
+  def __init__(self):
+    super().__init__()
+    self.kept: dict[int, _Kept] = {}
+    self.graph: Any = None
+
+
+_ACTIVE = _Active()
+
+
+@contextlib.contextmanager
+def kept(variables: Sequence[Any], stacked: Sequence[tf.Variable],
+         member: tf.Tensor) -> Iterator[list[list[tuple]]]:
+  """Inside the block (one member's step, traced in `tf.vectorized_map`;
+  `member` its index), `gather` on `variables` (templates) reads rows of
+  `stacked` (the population's variables) and `scatter` keeps the rows it
+  writes; yields, per variable, the list of (index, rows) written. A
+  template read whole inside the block raises."""
+  saved = (_ACTIVE.kept, _ACTIVE.graph, [v.tensor_value for v in variables])
+  _ACTIVE.kept = {id(v): _Kept(s, member) for v, s in zip(variables,
+                                                          stacked)}
+  _ACTIVE.graph = tf.compat.v1.get_default_graph()
+  for variable in variables:
+    variable.tensor_value = None  # `MemberVariable` refuses a read.
+  try:
+    yield [_ACTIVE.kept[id(v)].written for v in variables]
+  finally:
+    _ACTIVE.kept, _ACTIVE.graph, values = saved
+    for variable, value in zip(variables, values):
+      variable.tensor_value = value
+
+
+@contextlib.contextmanager
+def refused() -> Iterator[None]:
+  """Inside the block `scatter` on a kept variable raises (a branch whose
+  writes are chosen per member after it ran)."""
+  saved = _ACTIVE.graph
+  _ACTIVE.graph = None
+  try:
+    yield
+  finally:
+    _ACTIVE.graph = saved
+
+
+def scatter(variable: tf.Variable, index: tf.Tensor, rows: tf.Tensor) -> None:
+  """Writes `rows` at `index` (`[k]`) of the leading axis."""
+  held = _ACTIVE.kept.get(id(variable))
+  if held is None:
+    variable.scatter_nd_update(index[:, None], rows)
+    return
+  if tf.compat.v1.get_default_graph() is not _ACTIVE.graph:
+    raise ValueError(
+        f"population: {variable.name} is written by rows only in the step "
+        "itself, not inside a tf.while_loop or tf.cond of it (the step's "
+        "loops and branches carry only the other variables).")
+  held.written.append((index, rows))
+
+
+def gather(variable: tf.Variable, index: tf.Tensor) -> tf.Tensor:
+  """The rows at `index` (any shape) of the leading axis."""
+  held = _ACTIVE.kept.get(id(variable))
+  if held is None:
+    return tf.gather(variable, index)
+  member = tf.fill(tf.shape(index), tf.cast(held.member, index.dtype))
+  rows = tf.raw_ops.ResourceGatherNd(
+      resource=held.stacked.handle, indices=tf.stack([member, index], -1),
+      dtype=held.stacked.dtype)
+  rows.op.pfor_converter = _gather_of_every_member
+  for at, new in held.written:  # In order: a later write wins.
+    match = tf.equal(index[..., None], tf.cast(at, index.dtype))
+    hit = tf.reduce_any(match, axis=-1)
+    which = tf.argmax(tf.cast(match, tf.int32), axis=-1)
+    for _ in range(rows.shape.rank - index.shape.rank):
+      hit = hit[..., None]
+    rows = tf.where(hit, tf.gather(new, which), rows)
+  return rows
+
+
+def _gather_of_every_member(pfor_input: Any) -> Any:
+  """`tf.vectorized_map`'s conversion of the gather above: one gather of
+  every member's indices (its own would loop over the members)."""
+  resource = pfor_input.unstacked_input(0)
+  pfor_input.stack_inputs(stack_indices=[1])
+  return pfor.wrap(tf.raw_ops.ResourceGatherNd(
+      resource=resource, indices=pfor_input.stacked_input(1),
+      dtype=pfor_input.get_attr("dtype")), True)
+
+
+def write(stacked: tf.Variable, written: Sequence[tuple[tf.Tensor,
+                                                        tf.Tensor]],
+          counts: tf.Tensor) -> None:
+  """Writes the rows every member's step wrote (`written`, stacked on the
+  member axis: index `[members, k]`, rows `[members, k, ...]`) into the
+  stacked variable, for the members whose step `counts` (`[members]`)."""
+  for index, rows in written:
+    members = tf.shape(index)[0]
+    member = tf.broadcast_to(tf.range(members)[:, None], tf.shape(index))
+    at = tf.stack([member, tf.cast(index, tf.int32)], axis=-1)
+    keep = tf.reshape(counts, [-1] + [1] * (rows.shape.rank - 1))
+    stacked.scatter_nd_update(
+        at, tf.where(keep, rows, tf.gather_nd(stacked, at)))
