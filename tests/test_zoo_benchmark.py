@@ -63,7 +63,7 @@ def test_a_tiny_population_row_is_the_solo_runs_of_its_seeds(tmp_path,
   out = tmp_path / "population.jsonl"
   changes = ["--set", "learning_starts=100", "--set", "gradient_steps=16"]
   zoo.main(["--rows", "dqn-CartPole-v1", "--population", "2", "--steps",
-            "300", "--eval_episodes", "20", "--out", str(out)] + changes)
+            "300", "--eval_episodes", "5", "--out", str(out)] + changes)
   printed = capsys.readouterr().out
   (run,) = [json.loads(line) for line in out.read_text().splitlines()]
   assert run["contender"] == "population" and run["mode"] == "in_graph"
@@ -86,7 +86,7 @@ def test_a_tiny_population_row_is_the_solo_runs_of_its_seeds(tmp_path,
                            {"learning_starts": 100, "gradient_steps": 16})
   assert int(solo.optimizer.step) == 16  # It learnt.
   solo_return = float(np.mean(
-      zoo.evaluate(zoo._greedy(solo), row.task, 1, 20)))  # pylint: disable=protected-access
+      zoo.evaluate(zoo._greedy(solo), row.task, 1, 5)))  # pylint: disable=protected-access
   assert returns[1] == solo_return
 
 
