@@ -1,5 +1,6 @@
 """The cross-cutting tests of every scenario, driven by scenario_table.ROWS:
-bitwise resume after SIGKILL, SIGTERM save-and-exit, NaN raise and skip,
+SIGTERM save-and-exit and bitwise resume after it and after SIGKILL, NaN
+raise and skip,
 mirrored over two logical CPUs equal to one device (or refused, for RL),
 and bad data named."""
 
@@ -32,7 +33,7 @@ def _saving(save_dir):
 
 class _Uninterrupted:
   """Each row trained once without interruption (`_SETTINGS`): its
-  `state_arrays` and `model_arrays`, which the SIGTERM, SIGKILL and mirrored
+  `state_arrays` and `model_arrays`, which the SIGTERM/SIGKILL and mirrored
   tests compare with.
 
   Computed once per test session, also across pytest-xdist workers: the
@@ -160,21 +161,6 @@ class _Terminate(snt.scenarios.Hook):
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_sigterm_saves_exits_143_and_the_rerun_ends_the_same(row, tmp_path,
-                                                           uninterrupted):
-  save_dir = str(tmp_path / "run")
-  with pytest.raises(SystemExit) as exited:
-    scenario_table.train(row, hooks=[_Terminate(6)], **_saving(save_dir))
-  assert exited.value.code == 128 + signal.SIGTERM == 143
-  latest = tf.train.latest_checkpoint(save_dir)
-  assert latest.endswith("-6")  # Stopped and saved at the next boundary.
-  resumed = scenario_table.train(row, **_saving(save_dir))
-  assert resumed.step == row.num_steps
-  assert resumed.history.stop_reason == "done"
-  _assert_equal(uninterrupted.state(row), scenario_table.state_arrays(resumed))
-
-
-@pytest.mark.parametrize("row", ROWS, ids=_IDS)
 def test_mirrored_over_two_cpus_matches_one_device(row, uninterrupted):
   strategy = optimizer_common._mirrored_strategy()  # pylint: disable=protected-access
   if not row.multi_replica:
@@ -192,11 +178,12 @@ def test_mirrored_over_two_cpus_matches_one_device(row, uninterrupted):
     np.testing.assert_allclose(b, a, rtol=1e-4, atol=row.mirrored_atol)
 
 
-# ---- Bitwise resume after SIGKILL ----
+# ---- SIGTERM, then SIGKILL: bitwise resume after each ----
 
-# Trains the row named in argv[2] in argv[1]/<row> and SIGKILLs itself once
-# argv[3] steps are done. Its TensorFlow is set up as this process's (two
-# logical CPUs, no op determinism), so the two compute bit for bit alike.
+# Trains the row named in argv[2] in argv[1]/<row> (resuming what is there)
+# and SIGKILLs itself once argv[3] steps are done. Its TensorFlow is set up
+# as this process's (two logical CPUs, no op determinism), so the two
+# compute bit for bit alike.
 _KILLED_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
@@ -218,27 +205,36 @@ _KILLED_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("row", ROWS, ids=_IDS)
-def test_killed_run_resumes_bitwise(row, tmp_path, capfd, uninterrupted):
-  # A process of its own, killed at step 6, between the checkpoint of step
-  # 4 and that of step 8: steps 5 and 6 are lost with it, and its lock file
-  # is left behind.
+def test_sigterm_then_sigkill_resume_bitwise(row, tmp_path, capfd,
+                                             uninterrupted):
+  # One run's folder through both interruptions (each launch costs a trace
+  # of the row). A SIGTERM at step 6 here: it saves at that boundary and
+  # exits 143.
+  save_dir = tmp_path / row.name
+  with pytest.raises(SystemExit) as exited:
+    scenario_table.train(row, hooks=[_Terminate(6)], **_saving(save_dir))
+  assert exited.value.code == 128 + signal.SIGTERM == 143
+  assert tf.train.latest_checkpoint(str(save_dir)).endswith("-6")
+  # A process of its own resumes from step 6 and is killed at step 10,
+  # between the checkpoint of step 8 and that of step 12: steps 9 and 10
+  # are lost with it, and its lock file is left behind.
   script = tmp_path / "train.py"
   script.write_text(_KILLED_SCRIPT.format(root=tests.ROOT))
   killed = subprocess.Popen(
-      [sys.executable, str(script), str(tmp_path), row.name, "6"],
+      [sys.executable, str(script), str(tmp_path), row.name, "10"],
       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
   _, killed_err = killed.communicate(timeout=300)
   assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
-  save_dir = tmp_path / row.name
-  assert tf.train.latest_checkpoint(str(save_dir)).endswith("-4")
+  assert f"{row.owner}: resuming from" in killed_err
+  assert tf.train.latest_checkpoint(str(save_dir)).endswith("-8")
   assert (save_dir / run_dir.LOCK_FILE).exists()
-  # Run again (here), it resumes from step 4, takes the dead process's lock
+  # Run again (here), it resumes from step 8, takes the dead process's lock
   # over and ends bit for bit where a run never interrupted ends.
   capfd.readouterr()
-  resumed = scenario_table.train(row, steps_per_call=2, save_every=4,
-                                 save_dir=str(save_dir))
+  resumed = scenario_table.train(row, **_saving(save_dir))
   err = capfd.readouterr().err
   assert resumed.step == row.num_steps
+  assert resumed.history.stop_reason == "done"
   assert f"{row.owner}: resuming from" in err
   assert (f"{row.owner}: took over the lock of save_dir {save_dir} "
           f"from process {killed.pid} on host") in err
