@@ -250,34 +250,34 @@ _KILLED = textwrap.dedent("""
     import conftest  # TensorFlow set up as in the test process.
     from tests.scenarios.population import test_supervised_population as t
     t._train(population=3, steps=12, steps_per_call=2, save_every=4,
-             save_dir=sys.argv[1], hooks=[t._Signal(signal.SIGKILL, 6)])
+             save_dir=sys.argv[1], hooks=[t._Signal(signal.SIGKILL, 10)])
     print("NOT KILLED", flush=True)
 """)
 
 
-def test_sigkill_and_sigterm_resume_the_population_bitwise(tmp_path):
+def test_sigterm_and_sigkill_resume_the_population_bitwise(tmp_path):
   settings = dict(population=3, steps=12, steps_per_call=2)
   whole, _, _ = _train(**settings)
   settings.update(save_every=4)
-  # SIGKILL at step 6 in a process of its own: it resumes from step 4.
-  script = tmp_path / "killed.py"
-  script.write_text(_KILLED.format(root=tests.ROOT))
-  killed_dir = str(tmp_path / "killed")
-  killed = subprocess.run([sys.executable, str(script), killed_dir],
-                          capture_output=True, text=True, timeout=300)
-  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
-  assert tf.train.latest_checkpoint(killed_dir).endswith("-4")
   # SIGTERM at step 6 here: it saves at the boundary and exits 143.
-  termed_dir = str(tmp_path / "termed")
+  save_dir = str(tmp_path / "run")
   with pytest.raises(SystemExit) as exited:
-    _train(save_dir=termed_dir, hooks=[_Signal(signal.SIGTERM, 6)],
+    _train(save_dir=save_dir, hooks=[_Signal(signal.SIGTERM, 6)],
            **settings)
   assert exited.value.code == 143
-  for folder in (killed_dir, termed_dir):
-    resumed, _, _ = _train(save_dir=folder, **settings)
-    assert resumed.step == 12
-    for a, b in zip(whole.members.stacked, resumed.members.stacked):
-      np.testing.assert_array_equal(a.numpy(), b.numpy())
+  assert tf.train.latest_checkpoint(save_dir).endswith("-6")
+  # A process of its own resumes from step 6; SIGKILL at step 10 leaves
+  # the checkpoint of step 8.
+  script = tmp_path / "killed.py"
+  script.write_text(_KILLED.format(root=tests.ROOT))
+  killed = subprocess.run([sys.executable, str(script), save_dir],
+                          capture_output=True, text=True, timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  assert tf.train.latest_checkpoint(save_dir).endswith("-8")
+  resumed, _, _ = _train(save_dir=save_dir, **settings)
+  assert resumed.step == 12
+  for a, b in zip(whole.members.stacked, resumed.members.stacked):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_dry_run_and_export_dir_write_the_population(tmp_path):
