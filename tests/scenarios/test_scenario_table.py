@@ -1,8 +1,7 @@
 """The cross-cutting tests of every scenario, driven by scenario_table.ROWS:
 SIGTERM save-and-exit and bitwise resume after it and after SIGKILL, NaN
-raise and skip,
-mirrored over two logical CPUs equal to one device (or refused, for RL),
-and bad data named."""
+raise and skip, mirrored over two logical CPUs equal to one device (or
+refused, for RL), and bad data named."""
 
 import fcntl
 import os
