@@ -216,28 +216,31 @@ def train_ours(row: ZooRow, mode: str, seed: int, steps: int | None,
   finished one there is restored instead (the seconds then are those of
   the call that finished its training, from `zoo.json` there)."""
   changes = changes or {}
+  folder = save_dir and run_folder(save_dir, row, mode, seed, steps, changes)
+  tf.random.set_seed(seed)
+  return _trained(row, changes, dict(seed=seed), folder, steps,
+                  steps_per_call, seed, mode == "in_graph")
+
+
+def _trained(row: ZooRow, changes: dict[str, Any], who: dict[str, Any],
+             folder: str | None, steps: int | None, steps_per_call: int,
+             env_seed: int, in_graph: bool) -> tuple[float, Any]:
+  """Trains our recipe for `row` (with `changes`) as `who` (`seed=` or
+  `population=`) on `row`'s environment, kept in `folder` if given;
+  (wall seconds, the scenario). `zoo.json` in the folder keeps the
+  seconds of the call that finished the training (a restored run reports
+  those)."""
   scenario_type = getattr(snt.scenarios, row.algo.upper())
   recipe = with_changes(scenario_type.recipe(row.task), changes)
-  overrides = dict(seed=seed, progress=False, eval_every=None)
+  overrides = dict(who, progress=False, eval_every=None)
   record = None
-  if save_dir:
-    folder = run_folder(save_dir, row, mode, seed, steps, changes)
+  if folder:
     overrides.update(save_dir=folder, tensorboard=False)
     record = os.path.join(folder, "zoo.json")
   if steps is not None:
     overrides["num_env_steps"] = steps
   if row.algo != "ppo":
     overrides["steps_per_call"] = steps_per_call
-  tf.random.set_seed(seed)
-  return _trained(row, recipe, overrides, seed, mode == "in_graph", record)
-
-
-def _trained(row: ZooRow, recipe: snt.scenarios.Recipe,
-             overrides: dict[str, Any], env_seed: int, in_graph: bool,
-             record: str | None) -> tuple[float, Any]:
-  """Trains `recipe.scenario(**overrides)` on `row`'s environment; (wall
-  seconds, the scenario). `record` keeps the seconds of the call that
-  finished the training (a restored run reports those)."""
   start = time.perf_counter()
   scenario = recipe.scenario(**overrides)
   env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
@@ -273,21 +276,12 @@ def train_population(row: ZooRow, seeds: list[int], steps: int | None,
   population on the in-graph environment; (wall seconds, the scenario).
   `save_dir` as in `train_ours` (the checkpoint holds every member)."""
   changes = changes or {}
-  scenario_type = getattr(snt.scenarios, row.algo.upper())
-  recipe = with_changes(scenario_type.recipe(row.task), changes)
-  overrides = dict(population=list(seeds), progress=False, eval_every=None)
-  record = None
-  if save_dir:
-    folder = population_folder(save_dir, row, seeds, steps, changes)
-    overrides.update(save_dir=folder, tensorboard=False)
-    record = os.path.join(folder, "zoo.json")
-  if steps is not None:
-    overrides["num_env_steps"] = steps
-  if row.algo != "ppo":
-    overrides["steps_per_call"] = steps_per_call
+  folder = save_dir and population_folder(save_dir, row, seeds, steps,
+                                          changes)
   # No global seed: each member's build runs under its own seed (and a
   # solo run's `tf.random.set_seed(seed)` is what its `seed=` sets too).
-  return _trained(row, recipe, overrides, seeds[0], True, record)
+  return _trained(row, changes, dict(population=list(seeds)), folder, steps,
+                  steps_per_call, seeds[0], True)
 
 
 def evaluate_members(scenario: Any, task: str, num_episodes: int
