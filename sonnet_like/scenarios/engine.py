@@ -36,7 +36,7 @@ them lazily inside it, and scale losses by the global batch size.
 import contextlib
 import os
 import sys
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 import tensorflow as tf
@@ -107,8 +107,6 @@ def _check_population(owner: str, population: population_lib.Population,
   refused = {
       "precision with a loss scale": precision.scales_loss,
       "accumulate_steps > 1": updates.accumulate_steps > 1,
-      "ema": updates.ema is not None,
-      "keep_best": checkpointing.keep_best is not None,
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
       "a multi-replica strategy": (
@@ -411,21 +409,48 @@ class Scenario(services.ScenarioServices):
               for name, model in self.models().items()}
     return next(iter(models.values())) if len(models) == 1 else models
 
+  _kept_values: list[float] | None = None  # In `kept_best()`.
+
   def best(self, metric: str, mode: str | None = None) -> Any:
     """The models of the member with the best last evaluation of
-    `metric` ("min" or "max"; by default "min" for losses and errors)."""
+    `metric` ("min" or "max"; by default "min" for losses and errors);
+    inside `kept_best()`, of `keep_best`'s metric: the member with the
+    best kept evaluation."""
     owner = type(self).__name__
     table = {} if self.history is None else self.history.member_eval
     if metric not in table:
       raise ValueError(f"{owner}: best({metric!r}) needs the members' "
                        f"evaluations of {metric!r}; evaluated: "
                        f"{sorted(k for k in table if k != 'step')}.")
+    if mode is None and metric == self.keep_best:
+      mode = self.checkpointing.best_mode
     mode = best_lib.Best(owner, "best", metric, mode).mode
-    last = np.asarray(table[metric][-1], np.float64)
+    kept = self._kept_values is not None and metric == self.keep_best
+    last = np.asarray(self._kept_values if kept else table[metric][-1],
+                      np.float64)
     last = np.where(np.isnan(last), np.inf if mode == "min" else -np.inf,
                     last)
     return self.member(int(np.argmin(last) if mode == "min"
                            else np.argmax(last)))
+
+  @contextlib.contextmanager
+  def kept_best(self) -> Iterator[dict[str, Any]]:
+    """Inside the block every member holds what `keep_best` kept for it:
+    its models' weights (and averages) at its own best evaluation;
+    `member(i)`, `best(keep_best)`, `ema_weights()` and
+    `export_population` give those. Its final values, bit for bit,
+    after. Yields `best.json` (each member's best `values`, `steps`)."""
+    owner = type(self).__name__
+    if self.members is None or not self.keep_best:
+      raise ValueError(f"{owner}: kept_best() needs a population and "
+                       "keep_best (a solo run: load_weights(model, "
+                       "save_dir, 'best')), after a run.")
+    with keep_best_lib.members_at_best(self) as record:
+      self._kept_values = record["values"]
+      try:
+        yield record
+      finally:
+        self._kept_values = None
 
   def summary(self, metric: str, statistic: str = "iqm",
               confidence: float = 0.95, seed: int = 0) -> Any:
@@ -544,7 +569,8 @@ class Scenario(services.ScenarioServices):
       cleanup.enter_context(self.members.templates_in(self))
       population_step.check_settings(self, self.members)
       self.traced_step.shared.select_outside = True
-    self.traced_step.create_built(self.models(), self.updates_per_step)
+    self.traced_step.create_built(self.models(), self.updates_per_step,
+                                  self.members)
 
   def _run_state(self) -> dict[str, Any]:
     """What the compiled steps change, by name: `trackables()` and the

@@ -155,15 +155,16 @@ class TracedStep:
     self.updaters = {}
     self.averages = ema_lib.ModelEMAs(self.owner, updates.ema)
 
-  def create_built(self, models: dict[str, Any],
-                   updates_per_step: int) -> None:
-    """After the scenario's `build`: the models' averages; refuses
+  def create_built(self, models: dict[str, Any], updates_per_step: int,
+                   members: Any = None) -> None:
+    """After the scenario's `build`: the models' averages (of a
+    population's stacked variables, with its `members`); refuses
     accumulation for a step of several updates."""
     if self.accumulator is not None and updates_per_step > 1:
       raise ValueError(accumulation_lib.SEVERAL_UPDATES_ERROR.format(
           owner=self.owner, steps=self.accumulator.steps,
           updates=updates_per_step))
-    self.averages.create(models)
+    self.averages.create(models, members)
 
   def state(self) -> dict[str, Any]:
     """What the update settings add to the checkpoint, by name: the

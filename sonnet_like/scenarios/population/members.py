@@ -313,6 +313,24 @@ class Members(tf.Module):
                                             saved):
         template.tensor_value, template.initial_tensor_value = value, initial
 
+  def stacked_of(self, variables: list[Any]) -> list[tf.Variable]:
+    """The stacked variable of each of `variables` (templates')."""
+    index = {t.ref(): j for j, t in enumerate(self._parts.template_variables)}
+    return [self.stacked[index[v.ref()]] for v in variables]
+
+  def refresh(self, stacked: list[tf.Variable] | None = None) -> None:
+    """Every member's copies take the `stacked` values now (by default
+    all): a copy a user holds follows a swap (`ema_weights()`)."""
+    if stacked is None:
+      for index in range(self.population.size):
+        self.member(index)
+      return
+    index = {v.ref(): j for j, v in enumerate(self.stacked)}
+    for variable in stacked:
+      j = index[variable.ref()]
+      for member, copied in enumerate(self._parts.copy_variables):
+        copied[j].assign(variable[member])
+
   def member(self, index: int) -> dict[int, Any]:
     """Member `index`'s objects, by the id of the scenario's own (and of
     the templates), holding its values now (real variables: evaluate,

@@ -11,8 +11,15 @@ run's checkpoint too (a hook state), so a resumed run goes on comparing
 with the best before the interruption. The export at the end of every
 run is made here (`export_at_end`): from the best checkpoint with
 `keep_best`, with the weight averages with `ema`.
+
+In a population each member has its own best (`population.best_rows`):
+the checkpoint written at an evaluation where some member improves holds,
+for every member, its models' weights (and averages) at its own best
+evaluation so far; the rest of the state is the run's then. `best.json`
+adds each member's best `values` and `steps`.
 """
 
+import contextlib
 import json
 from typing import Any, Callable
 
@@ -23,9 +30,14 @@ from sonnet_like.core import files
 from sonnet_like.export import workers
 from sonnet_like.scenarios.run_folder import best as best_lib
 from sonnet_like.scenarios import hooks
+from sonnet_like.scenarios.population import best_rows
 
 FOLDER = "best"
 RECORD = "best.json"
+
+NO_BEST_ERROR = (
+    "{owner}: kept_best() needs the checkpoint keep_best writes in "
+    "{folder}, and there is none (no evaluation yet, or no keep_best?).")
 
 NO_EVALUATION_ERROR = (
     "{owner}: keep_best={metric!r} needs an evaluation at step {step}, but "
@@ -66,11 +78,19 @@ class KeepBest(hooks.Hook):
     self.folder = files.join(save_dir, FOLDER)
     self._checkpoint = checkpoint
     self._state: tf.Module | None = None
+    self._rows: best_rows.BestRows | None = None  # A population's.
     self._evaluated_at: int | None = None
 
   def state(self, scenario):
-    """The best value and its step, in the run's checkpoint."""
-    del scenario
+    """The best value and its step, in the run's checkpoint (a
+    population's: every member's, and its rows then)."""
+    if getattr(scenario, "members", None) is not None:
+      best = self.best
+      judges = [best_lib.Best(self.owner, "keep_best", best.metric,
+                              best.mode, mode_argument="best_mode")
+                for _ in range(scenario.members.population.size)]
+      self._rows = best_rows.BestRows(judges, best_rows.sources(scenario))
+      return self._rows
     state = tf.Module(name="keep_best")
     state.value = tf.Variable(np.nan, dtype=tf.float64, trainable=False)
     state.step = tf.Variable(-1, dtype=tf.int64, trainable=False)
@@ -78,12 +98,20 @@ class KeepBest(hooks.Hook):
     return state
 
   def begin(self, scenario):
-    if self._state is not None and self._state.step.numpy() >= 0:
+    if self._rows is not None:
+      self._rows.begin()
+    elif self._state is not None and self._state.step.numpy() >= 0:
       self.best.value = float(self._state.value.numpy())
       self.best.step = int(self._state.step.numpy())
 
   def eval_end(self, scenario, step, metrics):
     self._evaluated_at = step
+    if self._rows is not None:
+      self.best.value_of(metrics)  # The metric's error, as a solo run's.
+      if self._rows.update(metrics.members[self.best.metric], step):
+        with self._rows.swapped_in():
+          self._write(scenario, step)
+      return
     if self.best.update(metrics, step):
       self._state.value.assign(self.best.value)
       self._state.step.assign(step)
@@ -107,9 +135,11 @@ class KeepBest(hooks.Hook):
                              files.join(self.folder, name),
                              scenario.is_chief) is None:
       return
-    files.write_atomic(files.join(self.folder, RECORD), json.dumps(dict(
-        metric=self.best.metric, mode=self.best.mode, value=self.best.value,
-        step=step, checkpoint=name)))
+    saved = dict(metric=self.best.metric, mode=self.best.mode,
+                 value=self.best.value, step=step, checkpoint=name)
+    if self._rows is not None:  # Each member's own.
+      saved.update(self._rows.record(), value=None)
+    files.write_atomic(files.join(self.folder, RECORD), json.dumps(saved))
     for old in files.listdir(self.folder):
       if old.startswith("ckpt-") and not old.startswith(name + "."):
         files.remove(files.join(self.folder, old))
@@ -124,17 +154,21 @@ def exporting_best(scenario: Any) -> Callable[[str], str]:
   read from the best checkpoint, exported, and read back from the run's
   newest checkpoint, so after the run they hold its final state as without
   `keep_best`. Without `keep_best` or a best checkpoint (no evaluation
-  yet), or when the newest is the best, the final state is exported.
+  yet), or when the newest is the best, the final state is exported. A
+  population writes every member (`export_population`), each at its own
+  best with `keep_best`.
   """
 
   def export(directory: str) -> str:
-    if getattr(scenario, "members", None) is not None:  # A population.
-      return scenario.export_population(directory)
     with scenario.ema_weights():
+      if getattr(scenario, "members", None) is not None:  # A population.
+        return scenario.export_population(directory)
       return scenario.export(directory)
 
   if not scenario.keep_best:
     return export
+  if getattr(scenario, "members", None) is not None:
+    return _population_best(scenario, export)
   best = record(scenario.save_dir)
   latest = tf.train.latest_checkpoint(scenario.save_dir)
   if best is None or latest is None or latest.endswith(f"-{best['step']}"):
@@ -154,6 +188,45 @@ def exporting_best(scenario: Any) -> Callable[[str], str]:
       read(latest)
 
   return export_best
+
+
+def _population_best(scenario: Any, export: Callable[[str], str]
+                     ) -> Callable[[str], str]:
+  """`export`, each member at its own best (`members_at_best`)."""
+  if record(scenario.save_dir) is None:
+    return export
+
+  def export_best(directory: str) -> str:
+    with members_at_best(scenario):
+      return export(directory)
+
+  return export_best
+
+
+@contextlib.contextmanager
+def members_at_best(scenario: Any):
+  """Inside the block a population's stacked values (and averages) are
+  those of the best checkpoint (each member's models at its own best;
+  the members' copies follow); its own values, bit for bit, after. Yields
+  what `best.json` says."""
+  best = record(scenario.save_dir)
+  if best is None:
+    raise ValueError(NO_BEST_ERROR.format(
+        owner=type(scenario).__name__,
+        folder=files.join(scenario.save_dir, FOLDER)))
+  members = scenario.members
+  state = dict(scenario.traced_step.state(), population=members)
+  variables = list({v.ref(): v for part in state.values()
+                    for v in part.variables}.values())
+  saved = [v.read_value() for v in variables]
+  tf.train.Checkpoint(**state).read(best["checkpoint"]).expect_partial()
+  members.refresh()
+  try:
+    yield best
+  finally:
+    for variable, value in zip(variables, saved):
+      variable.assign(value)
+    members.refresh()
 
 
 def export_at_end(scenario: Any, missing_only: bool = False) -> None:

@@ -15,6 +15,11 @@ swapped into the model to evaluate, predict and export.
     >>> float(w[0])
     1.0
 
+In a population (`create(models, members)`) the averages are those of
+the stacked variables (`[members, ...]`): the update is elementwise, so
+each member's rows follow the solo formula, and a member that stopped
+(`members.alive` false) keeps its average.
+
 Only trainable variables are averaged. Non-trainable ones (BatchNorm's
 moving mean and variance, which are averages already, a VQ codebook's EMA)
 are left as the model has them: evaluation with the EMA uses the model's
@@ -35,10 +40,12 @@ class WeightEMA(tf.Module):
   """Exponential moving averages of some variables (a model's weights)."""
 
   def __init__(self, variables: Iterable[tf.Variable], decay: float,
-               name: str = "weight_ema"):
+               name: str = "weight_ema", rows: tf.Variable | None = None):
     super().__init__(name=name)
     self.decay = decay
     self.targets = list(variables)
+    # Which rows take a step (a population's `alive`); not tracked.
+    self._rows = lambda: rows
     self.averages = [
         tf.Variable(v.read_value(), trainable=False,
                     name=v.name.split(":")[0].replace("/", "_") + "_ema")
@@ -46,9 +53,13 @@ class WeightEMA(tf.Module):
 
   def update(self) -> None:
     """`ema = decay * ema + (1 - decay) * w` for every variable."""
+    rows = self._rows()
     for average, target in zip(self.averages, self.targets):
-      average.assign(self.decay * average +
-                     (1.0 - self.decay) * target.read_value())
+      new = self.decay * average + (1.0 - self.decay) * target.read_value()
+      if rows is not None:
+        keep = tf.reshape(rows, [-1] + [1] * (new.shape.rank - 1))
+        new = tf.where(keep, new, average)
+      average.assign(new)
 
   @contextlib.contextmanager
   def swapped_in(self) -> Iterator[None]:
@@ -79,11 +90,13 @@ class ModelEMAs:
     self.owner, self.ema = owner, ema
     self.averages: dict[str, WeightEMA] = {}
     self._depth = 0
+    self._members = None
 
-  def create(self, models: dict[str, Any]) -> None:
+  def create(self, models: dict[str, Any], members: Any = None) -> None:
     """Makes the averages of the (built) models; call in the strategy scope
-    before restoring."""
-    self.averages = {}
+    before restoring. With a population's `members` (the models are its
+    templates), the averages are of the stacked variables."""
+    self.averages, self._members = {}, members
     if self.ema is None:
       return
     decays = (self.ema if isinstance(self.ema, dict)
@@ -93,8 +106,19 @@ class ModelEMAs:
       raise ValueError(UNKNOWN_MODEL_ERROR.format(
           owner=self.owner, names=unknown, known=sorted(models)))
     for name, decay in decays.items():
-      self.averages[name] = WeightEMA(models[name].trainable_variables,
-                                      decay, name=f"{name}_ema")
+      variables = models[name].trainable_variables
+      if members is None:
+        self.averages[name] = WeightEMA(variables, decay, name=f"{name}_ema")
+      else:
+        self.averages[name] = WeightEMA(
+            members.stacked_of(variables), decay, name=f"{name}_ema",
+            rows=members.alive)
+
+  def _refresh(self) -> None:
+    """A population's copies of the averaged variables take their values."""
+    if self._members is not None:
+      self._members.refresh([v for average in self.averages.values()
+                             for v in average.targets])
 
   def trackables(self) -> dict[str, WeightEMA]:
     """The averages by checkpoint name, "<model>_ema"."""
@@ -119,8 +143,11 @@ class ModelEMAs:
     self._depth += 1
     try:
       with contextlib.ExitStack() as stack:
+        if self._members is not None:  # Its copies follow, both ways.
+          stack.callback(self._refresh)
         for average in self.averages.values():
           stack.enter_context(average.swapped_in())
+        self._refresh()
         yield
     finally:
       self._depth -= 1

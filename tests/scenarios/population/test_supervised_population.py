@@ -177,8 +177,6 @@ def test_a_users_own_scenario_needs_no_extra_code():
 
 
 @pytest.mark.parametrize("settings, message", [
-    (dict(ema=0.99), "ema"),
-    (dict(keep_best="accuracy", save_dir="unused"), "keep_best"),
     (dict(accumulate_steps=2), "accumulate_steps"),
     (dict(precision="mixed_float16"), "loss scale"),
 ])
