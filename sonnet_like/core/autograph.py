@@ -35,8 +35,25 @@ def as_written(fn: F) -> F:
 
 
 def is_written(fn: Callable) -> bool:
-  """Whether `fn` (or the function of a bound method) is `as_written`."""
+  """Whether `fn` (a function, the function of a bound method, or an object
+  of a class that has `WrittenCall`) is `as_written`."""
   return hasattr(fn, _MARK)
+
+
+class WrittenCall:
+  """A class attribute under AutoGraph's mark: an instance is called as
+  written where its class's `__call__` is `as_written`.
+
+  AutoGraph looks for the mark on the object it calls, not on its
+  `__call__`. A subclass whose own `__call__` is not `as_written` is
+  rewritten as usual.
+  """
+
+  def __get__(self, instance, owner=None):
+    if instance is None or not hasattr(getattr(owner, "__call__", None),
+                                       _MARK):
+      raise AttributeError(_MARK)
+    return frozenset()
 
 
 def as_user_code(fn: F) -> F:

@@ -10,6 +10,7 @@ from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import once as once_lib
 
 T = TypeVar("T")
@@ -270,6 +271,8 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
 
   _TF_MODULE_IGNORED_PROPERTIES = tf.Module._TF_MODULE_IGNORED_PROPERTIES.union(
       ("_ctor_arguments", "_scope_name"))
+  # A library module whose `__call__` is `as_written` is not rewritten.
+  autograph_info__ = autograph.WrittenCall()
 
   def __init__(self, name: str | None = None):
     # Without a name, tf.Module names the module after its class in snake

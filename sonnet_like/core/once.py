@@ -18,6 +18,8 @@ from typing import Any, Callable, TypeVar
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
+
 T = TypeVar("T")
 
 RETRACE_VARIABLES_ERROR = (
@@ -80,6 +82,7 @@ class _Rollback:
 _MISSING = object()
 
 
+@autograph.as_written
 def _nothing(*args, **kwargs) -> None:
   del args, kwargs
 

@@ -26,6 +26,7 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 from sonnet_like.envs import in_graph
 
@@ -124,17 +125,20 @@ class Acrobot(in_graph.InGraphEnvironment):
   observation_spec = tf.TensorSpec([6], tf.float32)
   action_space = base.Discrete(3)
 
+  @autograph.as_written
   def _draw_states(self) -> tf.Tensor:
     # gymnasium draws float64 and keeps the float32 rounding.
     start = self._uniform(-RESET_BOUND, RESET_BOUND, columns=4)
     return tf.cast(tf.cast(start, tf.float32), tf.float64)
 
+  @autograph.as_written
   def _observe(self, state: tf.Tensor) -> tf.Tensor:
     theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
     return tf.cast(tf.stack([tf.cos(theta1), tf.sin(theta1), tf.cos(theta2),
                              tf.sin(theta2), dtheta1, dtheta2], axis=1),
                    tf.float32)
 
+  @autograph.as_written
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """As gymnasium's `AcrobotEnv.step`, in float64."""

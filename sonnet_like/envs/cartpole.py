@@ -15,6 +15,7 @@ import math
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 from sonnet_like.envs import in_graph
 
@@ -60,9 +61,11 @@ class CartPole(in_graph.InGraphEnvironment):
   observation_spec = tf.TensorSpec([4], tf.float32)
   action_space = base.Discrete(2)
 
+  @autograph.as_written
   def _draw_states(self) -> tf.Tensor:
     return self._uniform(-RESET_BOUND, RESET_BOUND, columns=4)
 
+  @autograph.as_written
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Explicit Euler, as gymnasium's `CartPoleEnv.step`."""

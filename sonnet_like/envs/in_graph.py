@@ -117,6 +117,7 @@ class InGraphEnvironment(base.Environment):
     """
     raise NotImplementedError(f"{self.label} must implement _dynamics().")
 
+  @autograph.as_written
   def _observe(self, state: tf.Tensor) -> tf.Tensor:
     """The observations of `state`; float32 of the state itself by default."""
     return tf.cast(state, tf.float32)
@@ -152,8 +153,9 @@ class InGraphEnvironment(base.Environment):
     self.elapsed_steps.assign(tf.zeros_like(self.elapsed_steps))
     return self.observation()
 
+  @autograph.as_written
   def observation(self) -> tf.Tensor:
-    return self._observe(self.state)
+    return autograph.as_user_code(self._observe)(self.state)
 
   def set_state(self, states, elapsed_steps=None) -> None:
     """Puts every environment in a given physical state.
@@ -214,15 +216,19 @@ class InGraphEnvironment(base.Environment):
     with tf.control_dependencies(checks):
       return tf.cast(tf.identity(action), tf.int32)
 
+  @autograph.as_written
   def step(self, action: tf.Tensor) -> base.TimeStep:
-    """Steps every environment; ended episodes restart in the same step."""
+    """Steps every environment; ended episodes restart in the same step.
+    (A subclass's `_dynamics`, `_draw_states` and `_observe` may branch on
+    tensors: AutoGraph rewrites them unless they are `as_written`.)"""
+    user = autograph.as_user_code
     action = self._checked_action(action)
-    reached, reward, terminated = self._dynamics(self.state, action)
+    reached, reward, terminated = user(self._dynamics)(self.state, action)
     elapsed = self.elapsed_steps + 1
     truncated = tf.logical_and(elapsed >= self.max_episode_steps,
                                tf.logical_not(terminated))
     done = tf.logical_or(terminated, truncated)
-    fresh = self._draw_states()
+    fresh = user(self._draw_states)()
     self.state.assign(tf.where(done[:, None], fresh, reached))
     self.elapsed_steps.assign(tf.where(done, tf.zeros_like(elapsed), elapsed))
     return base.TimeStep(
@@ -230,5 +236,5 @@ class InGraphEnvironment(base.Environment):
         reward=tf.cast(reward, tf.float32),
         terminated=terminated,
         truncated=truncated,
-        final_observation=self._observe(reached))
+        final_observation=user(self._observe)(reached))
 

@@ -22,6 +22,7 @@ Being pure TensorFlow, a whole rollout compiles into one `tf.function`
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 from sonnet_like.envs import in_graph
 
@@ -44,6 +45,7 @@ class _MountainCar(in_graph.InGraphEnvironment):
   state_names = ("position", "velocity")
   observation_spec = tf.TensorSpec([2], tf.float32)
 
+  @autograph.as_written
   def _draw_states(self) -> tf.Tensor:
     position = self._uniform(RESET_LOW, RESET_HIGH, columns=1)
     return tf.concat([position, tf.zeros_like(position)], axis=1)
@@ -93,6 +95,7 @@ class MountainCar(_MountainCar):
   time_limit = 200
   action_space = base.Discrete(3)
 
+  @autograph.as_written
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """As gymnasium's `MountainCarEnv.step`, in float64."""
@@ -124,6 +127,7 @@ class MountainCarContinuous(_MountainCar):
   action_space = base.Box(np.array([-1.0], np.float32),
                           np.array([1.0], np.float32))
 
+  @autograph.as_written
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """As gymnasium's `Continuous_MountainCarEnv.step`, in its precisions."""

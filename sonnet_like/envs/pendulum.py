@@ -26,6 +26,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 from sonnet_like.envs import in_graph
 
@@ -57,15 +58,18 @@ class Pendulum(in_graph.InGraphEnvironment):
   action_space = base.Box(np.array([-MAX_TORQUE], np.float32),
                           np.array([MAX_TORQUE], np.float32))
 
+  @autograph.as_written
   def _draw_states(self) -> tf.Tensor:
     high = np.array([RESET_THETA, RESET_THETA_DOT])
     return self._uniform(-high, high)
 
+  @autograph.as_written
   def _observe(self, state: tf.Tensor) -> tf.Tensor:
     theta, theta_dot = tf.unstack(state, axis=1)
     return tf.cast(tf.stack([tf.cos(theta), tf.sin(theta), theta_dot],
                             axis=1), tf.float32)
 
+  @autograph.as_written
   def _dynamics(self, state: tf.Tensor, action: tf.Tensor
                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Semi-implicit Euler, as gymnasium's `PendulumEnv.step`."""

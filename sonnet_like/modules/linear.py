@@ -5,6 +5,7 @@ import math
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -62,6 +63,7 @@ class Linear(base.Module):
       self.b = tf.Variable(self.b_init([self.output_size], inputs.dtype),
                            name="b")
 
+  @autograph.as_written
   def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
     """Applies the layer to `inputs` of shape `[..., input_size]`."""
     if not isinstance(inputs, tf.Tensor):

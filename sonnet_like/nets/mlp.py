@@ -4,6 +4,7 @@ from typing import Iterable
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
@@ -77,6 +78,7 @@ class MLP(base.Module):
       return rate is None or rate != 0  # A variable rate may change.
     return rate is not None and rate != 0
 
+  @autograph.as_written
   def __call__(self, inputs: tf.Tensor,
                is_training: types.BoolLike | None = None) -> tf.Tensor:
     """Applies the layers to `inputs` of shape `[batch, input_size]`.
@@ -101,13 +103,14 @@ class MLP(base.Module):
     if self._use_dropout:
       checks.check_is_training(self, is_training)
     last = len(self._layers) - 1
+    activation = autograph.as_user_code(self._activation)  # May be a user's.
     for i, layer in enumerate(self._layers):
       inputs = layer(inputs)
       if i < last or self._activate_final:
         if self._use_dropout:
           inputs = dropout.dropout(self, inputs, self._dropout_rate,
                                    is_training)
-        inputs = self._activation(inputs)
+        inputs = activation(inputs)
     return inputs
 
   def reverse(self, activate_final: bool | None = None,

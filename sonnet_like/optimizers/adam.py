@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -78,9 +79,11 @@ class Adam(base.RuleOptimizer):
   def _slot_lists(self) -> list[tuple[str, str]]:
     return [("m", "m"), ("v", "v")]
 
+  @autograph.as_written
   def _begin_step(self) -> None:
     self.step.assign_add(1)
 
+  @autograph.as_written
   def _apply_one(self, parameter, update, m, v):
     dtype = parameter.dtype
     learning_rate, beta1, beta2, epsilon, t = (

@@ -193,6 +193,7 @@ class RuleOptimizer(Optimizer):
   keep state, `_slot_lists` and `_begin_step`.
   """
 
+  @autograph.as_written
   def apply(self, updates: Sequence[types.ParameterUpdate],
             parameters: Sequence[tf.Variable]) -> None:
     """Applies one step of the optimizer's rule to each pair.
@@ -215,10 +216,12 @@ class RuleOptimizer(Optimizer):
   def _apply_all(self, updates: Sequence[Any],
                  parameters: Sequence[tf.Variable]) -> None:
     self._initialize(parameters)
-    self._begin_step()
+    # A subclass's rule may branch on tensors: AutoGraph rewrites it.
+    autograph.as_user_code(self._begin_step)()
+    apply_one = autograph.as_user_code(self._apply_one)
     for i, (update, parameter) in enumerate(zip(updates, parameters)):
       if update is not None:
-        self._update(parameter, self._apply_one, update, *self._slots_of(i))
+        self._update(parameter, apply_one, update, *self._slots_of(i))
 
   def _slot_lists(self) -> list[tuple[str, str]]:
     """`(attribute, scope)` of each list of slots, in `_apply_one`'s order.
@@ -243,6 +246,7 @@ class RuleOptimizer(Optimizer):
     return [getattr(self, attribute)[i]
             for attribute, _ in self._slot_lists()]
 
+  @autograph.as_written
   def _begin_step(self) -> None:
     """Runs once per `apply`, before the updates (e.g. a step counter)."""
     return None  # A body AutoGraph can convert (a docstring alone warns).

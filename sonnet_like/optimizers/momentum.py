@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -69,6 +70,7 @@ class Momentum(base.RuleOptimizer):
   def _slot_lists(self) -> list[tuple[str, str]]:
     return [("accumulated_momentum", "accumulated_momentum")]
 
+  @autograph.as_written
   def _apply_one(self, parameter, update, accumulated):
     dtype = parameter.dtype
     learning_rate = tf.cast(self.learning_rate, dtype)

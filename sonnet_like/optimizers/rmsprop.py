@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -82,6 +83,7 @@ class RMSProp(base.RuleOptimizer):
     centered = [("mg", "mg")] if self.centered else []
     return [("mom", "momentum"), ("ms", "rms")] + centered
 
+  @autograph.as_written
   def _apply_one(self, parameter, update, *slots):
     dtype = parameter.dtype
     learning_rate, decay, mu, epsilon = (

@@ -2,6 +2,7 @@
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
@@ -33,6 +34,7 @@ class SGD(base.RuleOptimizer):
     self.learning_rate = base.check_hyperparameter("SGD", "learning_rate",
                                                    learning_rate)
 
+  @autograph.as_written
   def _apply_one(self, parameter, update):
     if isinstance(update, tf.IndexedSlices):
       learning_rate = tf.cast(self.learning_rate, update.values.dtype)

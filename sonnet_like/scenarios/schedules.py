@@ -24,6 +24,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 
 __all__ = [
     "ConstantSchedule", "CosineSchedule", "ExponentialSchedule",
@@ -48,6 +49,9 @@ def _check_steps(owner: str, value: Any) -> int:
 class Schedule:
   """Base class: `schedule(step)` -> float32 scalar tensor."""
 
+  autograph_info__ = autograph.WrittenCall()  # See `Module`'s.
+
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     raise NotImplementedError(
         f"{type(self).__name__} must implement __call__(step).")
@@ -59,6 +63,7 @@ class ConstantSchedule(Schedule):
   def __init__(self, value: float):
     self.value = _check_number("ConstantSchedule", "value", value)
 
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     del step
     return tf.constant(self.value, tf.float32)
@@ -82,14 +87,17 @@ class LinearSchedule(Schedule):
     self.end = _check_number(owner, "end", end)
     self.steps = _check_steps(owner, steps)
 
+  @autograph.as_written
   def curve(self, progress: tf.Tensor) -> tf.Tensor:
     """The share of the way from `start` to `end` at `progress` in [0, 1]."""
     return progress
 
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     step = tf.cast(step, tf.float64)
     progress = tf.minimum(tf.maximum(step / self.steps, 0.0), 1.0)
-    value = self.start + (self.end - self.start) * self.curve(progress)
+    value = self.start + (self.end - self.start) * autograph.as_user_code(
+        self.curve)(progress)
     return tf.cast(value, tf.float32)
 
   def __repr__(self) -> str:
@@ -120,6 +128,7 @@ class ExponentialSchedule(Schedule):
     self.rate = rate
     self.steps = _check_steps("ExponentialSchedule", steps)
 
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     step = tf.maximum(tf.cast(step, tf.float64), 0.0)
     factor = tf.pow(tf.constant(self.rate, tf.float64), step / self.steps)
@@ -137,6 +146,7 @@ class CosineSchedule(LinearSchedule):
   (Loshchilov & Hutter's SGDR without restarts).
   """
 
+  @autograph.as_written
   def curve(self, progress: tf.Tensor) -> tf.Tensor:
     return 0.5 * (1.0 - tf.cos(math.pi * progress))
 
@@ -155,6 +165,7 @@ class StepSchedule(Schedule):
     arguments.check_positive_int("StepSchedule", "every", every)
     self.every = every
 
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     step = tf.maximum(tf.cast(step, tf.int64), 0)
     drops = tf.cast(step // self.every, tf.float64)
@@ -191,9 +202,11 @@ class Warmup(Schedule):
     self.then = then
     self.start = _check_number("Warmup", "start", start)
 
+  @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:
     step = tf.cast(step, tf.int64)
-    after = self.then(tf.maximum(step - self.steps, 0))
+    then = autograph.as_user_code(self.then)  # May be a user's schedule.
+    after = then(tf.maximum(step - self.steps, 0))
     progress = tf.cast(tf.maximum(step, 0), tf.float32) / self.steps
     rising = self.start + (after - self.start) * progress
     return tf.where(step < self.steps, rising, after)

@@ -147,15 +147,76 @@ def test_the_library_path_to_user_code_is_not_rewritten(rewritten):
 
 def test_dqn_rewrites_only_its_round_of_updates(rewritten):
   """DQN's step runs as written but for its round of gradient steps (a
-  Python loop over a tf.range); the networks and the environment, which
-  the user gives, are rewritten."""
+  Python loop over a tf.range); the library's networks, optimizer,
+  epsilon schedule and in-graph environments run as written too, and the
+  toy environment the table gives (standing for a user's) is rewritten."""
   scenario_table.train(scenario_table.BY_NAME["DQN"], steps_per_call=2)
-  assert {"sonnet_like.envs.guess.Guess.step",
-          "sonnet_like.nets.mlp.MLP.__call__"} <= rewritten
+  assert "sonnet_like.envs.guess.Guess.step" in rewritten
+  # The toy environment's code and the generator it draws from, rewritten
+  # with it, are not on the library's path.
+  toy = ("sonnet_like.envs.guess.", "sonnet_like.core.generator.")
   library = {name for name in rewritten
-             if name.startswith("sonnet_like.scenarios.")}
+             if name.startswith("sonnet_like.") and not name.startswith(toy)}
   assert library <= {"sonnet_like.scenarios.rl.dqn.DQN.learn",
-                     "sonnet_like.scenarios.rl.off_policy.OffPolicy.repeat",
-                     "sonnet_like.scenarios.schedules.LinearSchedule.__call__",
-                     "sonnet_like.scenarios.schedules.LinearSchedule.curve"}, (
+                     "sonnet_like.scenarios.rl.off_policy.OffPolicy.repeat"}, (
                          sorted(library))
+
+
+def _halved_if_large(x):
+  if tf.reduce_max(tf.abs(x)) > 1e3:  # A tensor's value, in Python.
+    x = x / 2.0
+  return tf.nn.relu(x)
+
+
+class HalvingSGD(snt.optimizers.SGD):
+  """A user's rule that branches on a tensor's value."""
+
+  def _apply_one(self, parameter, update):
+    if tf.reduce_max(tf.abs(update)) > 1e3:
+      update = update / 2.0
+    super()._apply_one(parameter, update)
+
+
+class SquaredCurve(snt.scenarios.schedules.LinearSchedule):
+
+  def curve(self, progress):
+    if progress > 0.5:  # A tensor's value, in Python.
+      return progress * progress
+    return progress
+
+
+class BouncyCartPole(snt.envs.CartPole):
+
+  def _dynamics(self, state, action):
+    reached, reward, terminated = super()._dynamics(state, action)
+    if tf.reduce_any(terminated):  # A tensor's value, in Python.
+      reward = reward * 2.0
+    return reached, reward, terminated
+
+
+def test_user_code_under_the_library_as_written_is_rewritten(rewritten):
+  """An MLP, an snt optimizer, a schedule and an in-graph environment run
+  as written in a `tf.function`, and the user's code they call (an
+  activation, an overridden rule, curve or dynamics) is rewritten: its
+  Python `if` on a tensor works."""
+  mlp = snt.nets.MLP([4, 2], activation=_halved_if_large)
+  optimizer = HalvingSGD(0.1)
+  schedule = snt.scenarios.schedules.Warmup(2, then=SquaredCurve(1.0, 0.0, 4))
+  env = BouncyCartPole(num_envs=2, seed=0)
+  env.reset()
+
+  @tf.function
+  def step(x):
+    with tf.GradientTape() as tape:
+      loss = tf.reduce_sum(mlp(x))
+    optimizer.apply(tape.gradient(loss, mlp.trainable_variables),
+                    mlp.trainable_variables)
+    return schedule(tf.constant(5)), env.step(tf.constant([0, 1])).reward
+
+  value, reward = step(tf.ones([3, 2]))
+  assert float(value) == pytest.approx(1.0 - 0.75**2)
+  assert reward.shape == [2]
+  assert {f"{__name__}.{name}" for name in (
+      "_halved_if_large", "HalvingSGD._apply_one", "SquaredCurve.curve",
+      "BouncyCartPole._dynamics")} <= rewritten
+  assert not {name for name in rewritten if name.startswith("sonnet_like.")}
