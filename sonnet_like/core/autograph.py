@@ -40,6 +40,18 @@ def is_written(fn: Callable) -> bool:
   return hasattr(fn, _MARK)
 
 
+def user_call(fn: F) -> F:
+  """`fn`, called through `as_user_code` at every call: for code a user
+  supplies that the library binds once (at setup) and calls from its
+  functions that run as written. `fn` itself if it is `as_written`."""
+  if is_written(fn):
+    return fn
+
+  def call(*args, **kwargs):
+    return as_user_code(fn)(*args, **kwargs)
+  return call  # type: ignore[return-value]
+
+
 class WrittenCall:
   """A class attribute under AutoGraph's mark: an instance is called as
   written where its class's `__call__` is `as_written`.

@@ -26,6 +26,7 @@ from typing import Any, Callable, Collection, Iterator
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import custom_getter
 
 __all__ = ["disable", "enable", "modes", "scope"]
@@ -97,6 +98,7 @@ def _computing(dtype: tf.DType) -> Iterator[None]:
     stack.pop()
 
 
+@autograph.as_written
 def call_in(dtype: tf.DType, fn: Callable[..., Any], args: tuple = (),
             kwargs: dict | None = None, trainable_only: bool = False) -> Any:
   """`fn(*args, **kwargs)` computing in `dtype`; floating outputs in float32.
@@ -115,7 +117,7 @@ def call_in(dtype: tf.DType, fn: Callable[..., Any], args: tuple = (),
     return _cast(value, dtype)
 
   with _computing(dtype), custom_getter.custom_variable_getter(getter):
-    outputs = fn(*args, **kwargs)
+    outputs = autograph.as_user_code(fn)(*args, **kwargs)
   return _cast(outputs, tf.float32)
 
 

@@ -6,6 +6,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import generator
 
 T = TypeVar("T")
@@ -101,6 +102,7 @@ def _is_training_parameter(model: Any) -> inspect.Parameter | None:
     return None
 
 
+@autograph.as_written
 def call_model(model: Any, inputs: Any, training: bool) -> Any:
   """`model(inputs, is_training=training)` where the model takes it.
 
@@ -110,6 +112,7 @@ def call_model(model: Any, inputs: Any, training: bool) -> Any:
   return bound_model(model, inputs, training)[1]
 
 
+@autograph.as_written
 def bound_model(model: Any, inputs: Any,
                 training: bool) -> tuple[Callable[[Any], Any], Any]:
   """`model` as `call_model` calls it, with `is_training` bound where it is
@@ -117,14 +120,15 @@ def bound_model(model: Any, inputs: Any,
   model again finds the convention once (Keras reads a layer's `training`
   argument once too)."""
   parameter = _is_training_parameter(model)
+  user = autograph.as_user_code  # The model may branch on tensors.
   if parameter is None:
-    return model, model(inputs)
+    return model, user(model)(inputs)
   bound = functools.partial(model, is_training=training)
   if parameter.default is inspect.Parameter.empty:
-    return bound, bound(inputs)
+    return bound, user(bound)(inputs)
   try:
-    return bound, bound(inputs)
+    return bound, user(bound)(inputs)
   except ValueError as error:
     if "is_training" not in str(error):
       raise
-    return model, model(inputs)
+    return model, user(model)(inputs)

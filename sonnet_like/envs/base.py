@@ -194,12 +194,14 @@ def check_shapes(env: Environment, owner: str) -> bool:
   action = tf.zeros([env.num_envs] + spec.shape.as_list(), spec.dtype)
   static = []
 
+  @autograph.as_written  # The environment is rewritten (it may branch).
   def probe():
-    values = (env.observation(),) + tuple(env.step(action))
+    user = autograph.as_user_code
+    values = (user(env.observation)(),) + tuple(user(env.step)(action))
     static.extend(tf.convert_to_tensor(v).shape.is_fully_defined()
                   for v in values)
     checked(env, values[0], "observation", "observation()", owner)
     checked_timestep(env, TimeStep(*values[1:]), owner)
 
-  tf.function(probe, autograph=False).get_concrete_function()
+  tf.function(probe).get_concrete_function()
   return all(static)

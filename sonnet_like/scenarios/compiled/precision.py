@@ -24,6 +24,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.core import base
 from sonnet_like.core import mixed_precision
 
@@ -115,8 +116,10 @@ class Forward:
     self.owner, self.precision = owner, precision
     self._warned: set[int] = set()
 
+  @autograph.as_written
   def __call__(self, model: Any, call: Any, inputs: Any) -> Any:
     """`call(inputs)` (which calls `model`) in the compute dtype."""
+    call = autograph.as_user_code(call)  # The user's model, rewritten.
     dtype = self.precision.compute_dtype
     if dtype is None:
       return call(inputs)

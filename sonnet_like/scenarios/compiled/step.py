@@ -184,8 +184,11 @@ class TracedStep:
     The model (or the call in the precision) is rewritten by AutoGraph."""
     if is_training is None:
       return autograph.as_user_code(self.in_precision(model))(inputs)
-    return autograph.as_user_code(self.in_precision(
-        model, lambda x: utils.call_model(model, x, is_training)))(inputs)
+
+    @autograph.as_written  # The model in it is rewritten (`call_model`).
+    def call(x):
+      return utils.call_model(model, x, is_training)
+    return autograph.as_user_code(self.in_precision(model, call))(inputs)
 
   @autograph.as_written
   def in_precision(self, model: Any,
@@ -199,9 +202,10 @@ class TracedStep:
     if self.precision.compute_dtype is None:
       return call
 
+    @autograph.as_written  # `call` is rewritten where it runs.
     def in_step_precision(inputs: Any) -> Any:
       if not self._in_step:
-        return call(inputs)
+        return autograph.as_user_code(call)(inputs)
       return self._cast(model, call, inputs)
     return in_step_precision
 
@@ -246,8 +250,12 @@ class TracedStep:
       return
     step = self.step.read_value()
 
+    @autograph.as_written  # `strategy.run` would rewrite a lambda.
+    def apply_sums():
+      self.accumulator.apply(step)
+
     def update():
-      strategy.run(lambda: self.accumulator.apply(step))
+      strategy.run(apply_sums)
       self.averages.update()
       return tf.constant(True)
 

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like import export as export_lib
 from sonnet_like.envs import base
 from sonnet_like.scenarios import engine
@@ -132,9 +133,10 @@ class OnPolicy(engine.Scenario):
     self.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
     # The networks as the step calls them (`self.forward`, bound once: in
-    # float32 the modules themselves).
-    self.call_actor = self.in_precision(actor)
-    self.call_critic = self.in_precision(critic)
+    # float32 the modules themselves), rewritten by AutoGraph where a
+    # user's module needs it (the step runs as written).
+    self.call_actor = autograph.user_call(self.in_precision(actor))
+    self.call_critic = autograph.user_call(self.in_precision(critic))
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,

@@ -26,6 +26,7 @@ from typing import Any
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.core import generator
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.run_folder import history as history_lib
@@ -200,6 +201,7 @@ class PPO(on_policy.OnPolicy):
     self._setup(actor, critic, optimizer, env, eval_env)
     return self.run()
 
+  @autograph.as_written
   def train_step(self):
     """One rollout and its update epochs."""
     experience = self.experience()
@@ -250,13 +252,15 @@ class PPO(on_policy.OnPolicy):
     order = tf.reshape(order[:, :per_batch * self.num_minibatches],
                        [updates, per_batch])
 
+    update = autograph.as_user_code(self._update)  # A subclass's may branch.
+
     def keep_going(i, sums, going):
       del sums
       return tf.logical_and(i < updates, going)
 
     def body(i, sums, going):
       minibatch = tuple(tf.gather(x, order[i]) for x in data)
-      values = self._update(*minibatch, clip_ratio)
+      values = update(*minibatch, clip_ratio)
       if self.target_kl is not None:  # values[4]: this minibatch's KL.
         going = values[4] <= self.target_kl
       return i + 1, sums + values, going
@@ -271,6 +275,7 @@ class PPO(on_policy.OnPolicy):
     logs["updates"] = tf.cast(done, tf.float32)
     return logs
 
+  @autograph.as_written
   def _update(self, inputs, actions, old_log_probs, advantages,
               targets, clip_ratio) -> tf.Tensor:
     """One minibatch step on network inputs (normalised observations),

@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl.parts import returns
 
@@ -100,6 +101,7 @@ class REINFORCE(on_policy.OnPolicy):
     self._setup(policy, baseline, optimizer, env, eval_env)
     return self.run()
 
+  @autograph.as_written
   def train_step(self):
     """One rollout and one gradient step on it."""
     experience = self.experience()

@@ -24,6 +24,8 @@ from typing import Any, Sequence
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
+
 SEVERAL_UPDATES_ERROR = (
     "{owner}: accumulate_steps={steps} needs one update per step, but a "
     "{owner} step makes {updates} (updates_per_step) and each depends on the "
@@ -109,6 +111,7 @@ class GradientAccumulator:
     """Whether the step numbered `step` (0-based) ends an accumulation."""
     return tf.equal((step + 1) % self.steps, 0)
 
+  @autograph.as_written
   def apply(self, step: tf.Tensor) -> None:
     """Per replica: applies every site's mean gradient with its updater (at
     the learning rate of `step`), then zeroes the sums."""

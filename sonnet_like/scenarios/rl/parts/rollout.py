@@ -24,6 +24,7 @@ from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.rl.parts import episodes
@@ -103,11 +104,15 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
             array(tf.bool, []), array(tf.bool, []),
             array(spec.dtype, spec.shape.as_list()))
 
+  # A user's environment may branch on tensors: AutoGraph rewrites it.
+  step, observe = (autograph.as_user_code(env.step),
+                   autograph.as_user_code(env.observation))
+
   def body(t, observation, arrays):
     action, log_prob, env_action = policy.explore(
         actor(observation), rng,
         None if features is None else features(observation))
-    timestep = env.step(env_action)
+    timestep = step(env_action)
     if check_steps:
       timestep = base.checked_timestep(env, timestep, owner)
     stats.update(timestep)
@@ -120,7 +125,7 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
         tf.cast(timestep.observation, spec.dtype), observation.shape)
     return t + 1, next_observation, arrays
 
-  first = env.observation()
+  first = observe()
   if check_steps:
     first = base.checked(env, first, "observation", "observation()", owner)
   first = tf.cast(first, spec.dtype)
