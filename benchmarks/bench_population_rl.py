@@ -1,6 +1,7 @@
-"""PPO or DQN on the in-graph CartPole: a population of N seeds against one
-seed, in one process (issue 42's target for PPO: 16 seeds at most 3x one
-seed's wall time, 64 seeds at most 8x).
+"""PPO or DQN on the in-graph CartPole, TD3 or SAC on the in-graph
+Pendulum: a population of N seeds against one seed, in one process (issue
+42's target for PPO: 16 seeds at most 3x one seed's wall time, 64 seeds at
+most 8x).
 
 Each contender is a real run (`population=N` and the solo `seed=0`, same
 settings) of `--iterations` iterations; the script prints each run's wall
@@ -12,6 +13,7 @@ hits both). Printed: the ratios and the load (`uptime`).
     python benchmarks/bench_population_rl.py --members 16
     python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
     python benchmarks/bench_population_rl.py --scenario dqn --members 4 10
+    python benchmarks/bench_population_rl.py --scenario td3 --members 10
 
 PPO: the CartPole recipe's shape (`PPO.recipe("CartPole-v1")`: 8
 environments, rollouts of 32, 20 epochs of one minibatch of 256, 64-64
@@ -19,6 +21,10 @@ MLPs); its schedules and clipping are left out (they cost the same alone
 and in a population). DQN: the CartPole recipe's (`DQN.recipe`: one
 environment, a replay buffer of 100,000, 256 updates of batch 128 every
 256 steps, 256-256 MLPs); an iteration is 256 steps and their updates.
+TD3 and SAC: the Pendulum recipes' (`TD3.recipe("Pendulum-v1")`, `SAC`'s:
+one environment, batch 256, 64-64 relu MLPs, Adam 1e-3, one update a
+step), learning from the first step; an iteration is 64 steps, each with
+its update.
 """
 
 import argparse
@@ -35,6 +41,9 @@ import sonnet_like as snt  # noqa: E402
 
 
 DQN_ROUND = 256  # Steps between the DQN recipe's rounds of updates.
+PENDULUM_ROUND = 64  # Steps (each with its update) a TD3 or SAC iteration.
+ROUND = {"ppo": 1, "dqn": DQN_ROUND, "td3": PENDULUM_ROUND,
+         "sac": PENDULUM_ROUND}
 
 
 def make_run(args: argparse.Namespace, **settings):
@@ -42,6 +51,8 @@ def make_run(args: argparse.Namespace, **settings):
   scenario (whose compiled call can run more iterations)."""
   if args.scenario == "dqn":
     return make_dqn_run(args, **settings)
+  if args.scenario in ("td3", "sac"):
+    return make_pendulum_run(args, **settings)
   ppo = snt.scenarios.PPO(
       num_env_steps=args.iterations * args.num_envs * args.rollout_length,
       num_envs=args.num_envs, rollout_length=args.rollout_length,
@@ -70,6 +81,21 @@ def make_dqn_run(args: argparse.Namespace, **settings):
   return time.perf_counter() - start, dqn
 
 
+def make_pendulum_run(args: argparse.Namespace, **settings):
+  # The recipe's settings, learning from the first step.
+  scenario_type = {"td3": snt.scenarios.TD3, "sac": snt.scenarios.SAC}[
+      args.scenario]
+  recipe = scenario_type.recipe("Pendulum-v1")
+  scenario = recipe.scenario(
+      num_env_steps=args.iterations * PENDULUM_ROUND, learning_starts=0,
+      steps_per_call=PENDULUM_ROUND, progress=False, tensorboard=False,
+      log_every=PENDULUM_ROUND, jit_compile=args.jit, **settings)
+  actor, critic = recipe.networks()
+  start = time.perf_counter()
+  scenario(actor, critic, recipe.optimizer(), snt.envs.Pendulum(num_envs=1))
+  return time.perf_counter() - start, scenario
+
+
 def one_more(scenario, steps: int):
   call = scenario.train_function.get_concrete_function(
       tf.TensorSpec([], tf.int32))
@@ -91,7 +117,7 @@ def load() -> str:
 
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--scenario", choices=["ppo", "dqn"], default="ppo")
+  parser.add_argument("--scenario", choices=sorted(ROUND), default="ppo")
   parser.add_argument("--members", type=int, nargs="+", default=[16])
   parser.add_argument("--iterations", type=int, default=3)
   parser.add_argument("--rounds", type=int, default=5)
@@ -106,7 +132,7 @@ def main() -> None:
   print(f"# {vars(args)}")
   print(f"# load before: {load()}")
   solo_wall, solo = make_run(args, seed=0)
-  steps = DQN_ROUND if args.scenario == "dqn" else 1
+  steps = ROUND[args.scenario]
   solo_call = one_more(solo, steps)
   print(f"solo run of {args.iterations} iterations: {solo_wall:.2f} s "
         "(tracing included)")

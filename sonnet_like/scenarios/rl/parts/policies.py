@@ -81,6 +81,13 @@ def _distributions() -> Any:
   return tfp.distributions
 
 
+def _stateless_normal() -> Callable[..., tf.Tensor]:
+  """`tf.random.stateless_normal`; in a population the same numbers
+  without a `While` over the members."""
+  return (generator.stateless_normal if control_flow.active()
+          else tf.random.stateless_normal)
+
+
 ACTOR_OUTPUT_ERROR = (
     "{owner}: the actor must output [batch, {size}] {what} for {space}, got "
     "{got}. Give the actor's last layer {size} outputs.")
@@ -328,7 +335,7 @@ class Policy(tf.Module):
       gumbel = -tf.math.log(-tf.math.log(uniform))
       return tf.argmax(outputs + gumbel, axis=-1, output_type=tf.int32)
     mean, log_std = self.mean_and_log_std(outputs, features)
-    noise = tf.random.stateless_normal(tf.shape(mean), seed)
+    noise = _stateless_normal()(tf.shape(mean), seed)
     return mean + tf.exp(log_std) * noise
 
   def _sde_sample(self, outputs: Any, rng: tf.random.Generator,
@@ -338,7 +345,7 @@ class Policy(tf.Module):
     outputs, features = self.check(outputs), self._features(features)
     seed = rng.make_seeds(1)[:, 0]  # Every call: the rng moves evenly.
     fresh = tf.equal(self.sde_steps % self.sde_sample_freq, 0)
-    noise = tf.where(fresh, tf.random.stateless_normal(
+    noise = tf.where(fresh, _stateless_normal()(
         tf.shape(self.sde_noise), seed) * tf.exp(self.log_std)[None],
                      self.sde_noise)
     with tf.control_dependencies([self.sde_noise.assign(noise),
