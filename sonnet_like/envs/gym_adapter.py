@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import arguments
+from sonnet_like.core import autograph
 from sonnet_like.envs import base
 
 GYMNASIUM_MISSING = (
@@ -255,6 +256,7 @@ class GymEnvironment(base.Environment):
                                     tf.float32, name="gym_reset")
     return self._shaped(observation)
 
+  @autograph.as_written
   def observation(self) -> tf.Tensor:
     observation = tf.numpy_function(self._py_observation, [], tf.float32,
                                     name="gym_observation")
@@ -279,6 +281,7 @@ class GymEnvironment(base.Environment):
       self._check_py_action(action.numpy())
     return action
 
+  @autograph.as_written
   def step(self, action: tf.Tensor) -> base.TimeStep:
     """Steps every environment in Python; ended episodes restart at once."""
     action = self._checked_action(action)

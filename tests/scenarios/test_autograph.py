@@ -195,8 +195,8 @@ class BouncyCartPole(snt.envs.CartPole):
 
 
 def test_user_code_under_the_library_as_written_is_rewritten(rewritten):
-  """An MLP, an snt optimizer, a schedule and an in-graph environment run
-  as written in a `tf.function`, and the user's code they call (an
+  """An MLP, an snt optimizer, a schedule, an in-graph environment and
+  gymnasium's adapter run as written in a `tf.function`, and the user's code they call (an
   activation, an overridden rule, curve or dynamics) is rewritten: its
   Python `if` on a tensor works."""
   mlp = snt.nets.MLP([4, 2], activation=_halved_if_large)
@@ -204,6 +204,7 @@ def test_user_code_under_the_library_as_written_is_rewritten(rewritten):
   schedule = snt.scenarios.schedules.Warmup(2, then=SquaredCurve(1.0, 0.0, 4))
   env = BouncyCartPole(num_envs=2, seed=0)
   env.reset()
+  gym_env = snt.envs.make("CartPole-v1", num_envs=2, seed=0, in_graph=False)
 
   @tf.function
   def step(x):
@@ -211,6 +212,7 @@ def test_user_code_under_the_library_as_written_is_rewritten(rewritten):
       loss = tf.reduce_sum(mlp(x))
     optimizer.apply(tape.gradient(loss, mlp.trainable_variables),
                     mlp.trainable_variables)
+    gym_env.step(tf.constant([0, 1]))
     return schedule(tf.constant(5)), env.step(tf.constant([0, 1])).reward
 
   value, reward = step(tf.ones([3, 2]))
