@@ -106,13 +106,11 @@ class ModelEMAs:
       raise ValueError(UNKNOWN_MODEL_ERROR.format(
           owner=self.owner, names=unknown, known=sorted(models)))
     for name, decay in decays.items():
-      variables = models[name].trainable_variables
-      if members is None:
-        self.averages[name] = WeightEMA(variables, decay, name=f"{name}_ema")
-      else:
-        self.averages[name] = WeightEMA(
-            members.stacked_of(variables), decay, name=f"{name}_ema",
-            rows=members.alive)
+      variables, rows = models[name].trainable_variables, None
+      if members is not None:
+        variables, rows = members.stacked_of(variables), members.alive
+      self.averages[name] = WeightEMA(variables, decay, name=f"{name}_ema",
+                                      rows=rows)
 
   def _refresh(self) -> None:
     """A population's copies of the averaged variables take their values."""
