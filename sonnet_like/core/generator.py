@@ -116,8 +116,8 @@ class Generator(tf.random.Generator):
     return self._preprocess_key(key), counter
 
 
-# ---- Draws from a seed: TensorFlow's ops, made once per member under
-# `tf.vectorized_map` (see the module docstring).
+# ---- Draws from a seed: TensorFlow's ops (a solo run's are the very ops of
+# `tf.random.stateless_*`), made once per member under `tf.vectorized_map`.
 
 
 def stateless_uniform(shape, seed: tf.Tensor, minval=0.0, maxval=1.0

@@ -245,9 +245,8 @@ class PPO(on_policy.OnPolicy):
     per_batch = size // self.num_minibatches
     updates = self.num_epochs * self.num_minibatches
     # Re-keyed, like the policy's noise (see `policies.Policy.sample`).
-    draw = (generator.stateless_uniform if control_flow.active()
-            else tf.random.stateless_uniform)  # The same numbers.
-    shuffle = draw([self.num_epochs, size], self.rng.make_seeds(1)[:, 0])
+    shuffle = generator.stateless_uniform([self.num_epochs, size],
+                                          self.rng.make_seeds(1)[:, 0])
     order = tf.argsort(shuffle, axis=1)
     order = tf.reshape(order[:, :per_batch * self.num_minibatches],
                        [updates, per_batch])

@@ -71,7 +71,6 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import generator
 from sonnet_like.envs import base
-from sonnet_like.scenarios.population import control_flow
 
 
 def _distributions() -> Any:
@@ -79,13 +78,6 @@ def _distributions() -> Any:
   and only the policy-gradient scenarios need it."""
   import tensorflow_probability as tfp  # pylint: disable=g-import-not-at-top
   return tfp.distributions
-
-
-def _stateless_normal() -> Callable[..., tf.Tensor]:
-  """`tf.random.stateless_normal`; in a population the same numbers
-  without a `While` over the members."""
-  return (generator.stateless_normal if control_flow.active()
-          else tf.random.stateless_normal)
 
 
 ACTOR_OUTPUT_ERROR = (
@@ -328,14 +320,13 @@ class Policy(tf.Module):
     seed = rng.make_seeds(1)[:, 0]
     if self.is_discrete:
       # Gumbel-max: argmax(logits + Gumbel noise) ~ Categorical(logits).
-      # In a population, the same numbers with vectorisable ops.
-      draw = (generator.stateless_uniform if control_flow.active()
-              else tf.random.stateless_uniform)
-      uniform = draw(tf.shape(outputs), seed, minval=1e-20, maxval=1.0)
+      # TensorFlow's ops, once per member in a population (`generator`).
+      uniform = generator.stateless_uniform(tf.shape(outputs), seed,
+                                            minval=1e-20, maxval=1.0)
       gumbel = -tf.math.log(-tf.math.log(uniform))
       return tf.argmax(outputs + gumbel, axis=-1, output_type=tf.int32)
     mean, log_std = self.mean_and_log_std(outputs, features)
-    noise = _stateless_normal()(tf.shape(mean), seed)
+    noise = generator.stateless_normal(tf.shape(mean), seed)
     return mean + tf.exp(log_std) * noise
 
   def _sde_sample(self, outputs: Any, rng: tf.random.Generator,
@@ -345,7 +336,7 @@ class Policy(tf.Module):
     outputs, features = self.check(outputs), self._features(features)
     seed = rng.make_seeds(1)[:, 0]  # Every call: the rng moves evenly.
     fresh = tf.equal(self.sde_steps % self.sde_sample_freq, 0)
-    noise = tf.where(fresh, _stateless_normal()(
+    noise = tf.where(fresh, generator.stateless_normal(
         tf.shape(self.sde_noise), seed) * tf.exp(self.log_std)[None],
                      self.sde_noise)
     with tf.control_dependencies([self.sde_noise.assign(noise),
