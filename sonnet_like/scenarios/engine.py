@@ -54,6 +54,7 @@ from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import distribution
 from sonnet_like.scenarios.reporting import logs as logs_lib
 from sonnet_like.scenarios.population import members as members_lib
+from sonnet_like.scenarios.population import replicas as population_replicas
 from sonnet_like.scenarios.population import settings as population_lib
 from sonnet_like.scenarios.population import step as population_step
 from sonnet_like.scenarios.compiled import precision as precision_lib
@@ -104,14 +105,16 @@ def _check_population(owner: str, population: population_lib.Population,
                       precision: precision_lib.Precision,
                       updates: settings.UpdateSettings) -> None:
   """Refuses what a population does not do yet, naming the setting."""
+  strategy = loop.strategy
   refused = {
       "precision with a loss scale": precision.scales_loss,
       "accumulate_steps > 1": updates.accumulate_steps > 1,
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
-      "a multi-replica strategy": (
-          loop.strategy is not None and
-          loop.strategy.num_replicas_in_sync > 1),
+      f"{type(strategy).__name__} (of the multi-replica strategies, "
+      "MirroredStrategy only)": (
+          strategy is not None and strategy.num_replicas_in_sync > 1 and
+          not isinstance(strategy, tf.distribute.MirroredStrategy)),
       "a learning_rate_schedule with a learning_rate sweep": (
           updates.learning_rate_schedule is not None and
           "learning_rate" in population.settings),
@@ -569,6 +572,8 @@ class Scenario(services.ScenarioServices):
       cleanup.enter_context(self.members.templates_in(self))
       population_step.check_settings(self, self.members)
       self.traced_step.shared.select_outside = True
+      if self.strategy.num_replicas_in_sync > 1:
+        self.traced_step.shared.member_sum = population_replicas.summed
     self.traced_step.create_built(self.models(), self.updates_per_step,
                                   self.members)
 
@@ -616,9 +621,15 @@ class Scenario(services.ScenarioServices):
     state = [value for name, value in self._run_state().items()
              if name != "data"]  # The iterator cannot be rolled back.
     own_inputs = type(self).next_inputs is not Scenario.next_inputs
+    iterator = None if self._feed is None else self._feed.iterator
+    replicas = self.strategy.num_replicas_in_sync
+    if self.members and replicas > 1 and iterator is not None:
+      # Each replica gets a share of every member's batch.
+      iterator = population_step.ReplicaBatches(iterator, replicas,
+                                                whole=own_inputs)
     self.train_function = self.traced_step.compile(
         self, state, next_inputs=self.next_inputs if own_inputs else None,
-        iterator=None if self._feed is None else self._feed.iterator)
+        iterator=iterator)
     with signals.catch_stop_signals(
         self.catch_signals, agree=cluster.agreement(self.strategy),
         watcher=self.termination_watcher) as caught:

@@ -21,6 +21,7 @@ from tensorflow.python.eager import tape as tape_lib
 from sonnet_like.core import utils
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
+from sonnet_like.scenarios.population import replicas
 from sonnet_like.scenarios.population import rows
 from sonnet_like.scenarios.population import settings as settings_lib
 from sonnet_like.scenarios.updates import kinds
@@ -241,8 +242,13 @@ class Members(tf.Module):
                      for v in _variables_of(value)}.values())
     copies, copy_variables, built = [], [], []
     before = dict(vars(scenario))
+    # On several replicas a generator made in the strategy's scope refers
+    # to it: the copies keep it, the templates none (a member's step runs
+    # as on one device, `replicas.one_device`).
+    strategy = scenario.strategy
+    several = strategy.num_replicas_in_sync > 1
     for i, seed in enumerate(population.seeds):
-      memo = {}
+      memo = {id(strategy): strategy} if several else {}
       made_copies = copy.deepcopy(by_id, memo)  # Shared stays shared.
       if rng is not None:
         utils.reseed(made_copies[id(rng)], seed)
@@ -262,10 +268,14 @@ class Members(tf.Module):
       for key in list(scenario.traced_step.updaters):  # Copies train not.
         if key not in by_id:
           del scenario.traced_step.updaters[key]
-    memo = {id(v): _as_member_variable(v) for v in existing}
+    memo = {id(strategy): None} if several else {}
+    memo.update((id(v), _as_member_variable(v)) for v in existing)
     templates = copy.deepcopy(by_id, memo)
+    # As a member's step is traced: the optimizers' first (zero) updates
+    # change the templates' tensors, which no strategy mirrors.
     with seed_lib.global_seed(population.seeds[0]), \
-        member_variables() as made, swapped(scenario, templates):
+        member_variables() as made, swapped(scenario, templates), (
+            replicas.one_device() if several else contextlib.nullcontext()):
       scenario.build()
     template_built = _built(scenario, before)
     template_variables = _with_built([memo[id(v)] for v in existing] + made,

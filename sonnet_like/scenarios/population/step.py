@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import members as members_lib
+from sonnet_like.scenarios.population import replicas as replicas_lib
 from sonnet_like.scenarios.population import rows
 from sonnet_like.scenarios.updates import kinds
 
@@ -88,10 +89,11 @@ def check_settings(scenario: Any, members: members_lib.Members) -> None:
 
 
 @contextlib.contextmanager
-def _batches(scenario: Any, batches: tuple[Any, ...]) -> Iterator[None]:
+def _batches(scenario: Any, batches: tuple[Any, ...],
+             share: Callable[[Any], Any] | None = None) -> Iterator[None]:
   """Inside the block `scenario.next_batch()` gives `batches` one after
   the other (read outside the map: an iterator cannot be read per
-  member)."""
+  member), and `scenario.split_for_replicas` is `share` if given."""
   owner = type(scenario).__name__
   left = list(batches)
 
@@ -103,10 +105,14 @@ def _batches(scenario: Any, batches: tuple[Any, ...]) -> Iterator[None]:
     return left.pop(0)
 
   scenario.next_batch = next_batch  # An instance attribute, removed after.
+  if share is not None:
+    scenario.split_for_replicas = share
   try:
     yield
   finally:
     del scenario.next_batch
+    if share is not None:
+      del scenario.split_for_replicas
 
 
 def batches_read(members: members_lib.Members, scenario: Any,
@@ -123,9 +129,12 @@ def batches_read(members: members_lib.Members, scenario: Any,
     return tf.nest.map_structure(
         lambda s: tf.zeros([d or 1 for d in s.shape], s.dtype), spec)
 
+  several = scenario.strategy.num_replicas_in_sync > 1
+
   def trace():
     held = [t.tensor_value for t in members.templates]
-    with members.holding(held):
+    with members.holding(held), (replicas_lib.one_device() if several
+                                 else contextlib.nullcontext()):
       scenario.next_batch = zeros
       try:
         next_inputs()
@@ -143,6 +152,49 @@ def _as_inputs(inputs: Any) -> tuple[Any, ...]:
   return tuple(inputs) if isinstance(inputs, tuple) else (inputs,)
 
 
+def _swap_leading(value: tf.Tensor) -> tf.Tensor:
+  """`value` with its first two axes swapped."""
+  return tf.transpose(value, [1, 0] + list(range(2, value.shape.rank)))
+
+
+class ReplicaBatches:
+  """A population's iterator as a multi-replica strategy cuts it: each
+  batch with its batch axis first ([batch, members, ...]), so that every
+  replica gets a share of every member's batch; or `whole`, every replica
+  the whole batch (for a `next_inputs` that draws for the global batch
+  and cuts the shares itself). `vectorized` takes them back.
+
+  Args:
+    iterator: The population's iterator ([members, batch, ...] batches).
+    replicas: The strategy's replica count.
+    whole: Give every replica the whole batch.
+  """
+
+  def __init__(self, iterator: Any, replicas: int, whole: bool):
+    self.iterator, self.replicas, self.whole = iterator, replicas, whole
+
+  def __next__(self) -> Any:
+    batch = next(self.iterator)
+    if self.whole:
+      return tf.nest.map_structure(lambda t: tf.stack([t] * self.replicas),
+                                   batch)
+    return tf.nest.map_structure(_swap_leading, batch)
+
+
+def _replica_share(replica: tf.Tensor, replicas: int
+                   ) -> Callable[[Any], Any]:
+  """`split_for_replicas` in a member's step: `replica`'s share of each
+  of the member's global batches."""
+
+  def share(values):
+    def cut(value):
+      size = tf.shape(value)[0] // replicas
+      return value[replica * size:(replica + 1) * size]
+    return tf.nest.map_structure(cut, values)
+
+  return share
+
+
 def vectorized(members: members_lib.Members, scenario: Any,
                guarded_step: Callable[..., tuple[dict, tf.Tensor]],
                skip: bool, next_inputs: Callable[[], Any] | None = None
@@ -152,6 +204,11 @@ def vectorized(members: members_lib.Members, scenario: Any,
   With the scenario's own `next_inputs`, each member calls it (its noise
   from its own generator), `next_batch()` giving the member's shares of
   the batches the call read (`inputs`: `batches_read` of them).
+
+  On several replicas each replica runs every member on its share of the
+  member's batch (`inputs` come as `ReplicaBatches` gives them; with
+  `next_inputs`, `split_for_replicas` cuts the share), the member's
+  gradients and losses summed over the replicas (`replicas.py`).
 
   Returns `replica_step(*inputs)` with `inputs` stacked on the member axis;
   it returns the logs (the means over the members still training, and
@@ -164,6 +221,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
   by_rows = [i for i, t in enumerate(members.templates) if rows.is_by_rows(t)]
   carried = [i for i, t in enumerate(members.templates)
              if not rows.is_by_rows(t)]
+  owner = type(scenario).__name__
+  replicas = scenario.strategy.num_replicas_in_sync
+  share = []  # This replica's `split_for_replicas`, set by `replica_step`.
 
   def member_step(args):
     inputs, member, values, member_settings = args
@@ -178,9 +238,11 @@ def vectorized(members: members_lib.Members, scenario: Any,
             [members.templates[i] for i in carried],
             scenario.traced_step.shared.verdicts), rows.kept(
                 [members.templates[i] for i in by_rows],
-                [members.stacked[i] for i in by_rows], member) as written:
+                [members.stacked[i] for i in by_rows], member) as written, (
+                    replicas_lib.member_step(owner, member, replicas)
+                    if replicas > 1 else contextlib.nullcontext()):
       if next_inputs is not None:
-        with _batches(scenario, inputs):
+        with _batches(scenario, inputs, share[0] if share else None):
           inputs = _as_inputs(next_inputs())
       try:
         logs, finite = guarded_step(*inputs)
@@ -190,11 +252,19 @@ def vectorized(members: members_lib.Members, scenario: Any,
         raise type(error)(SETTING_ERROR.format(
             owner=type(scenario).__name__, names=sorted(member_settings),
             error=str(error).strip())) from error
+      if replicas > 1:  # The count of replicas that were not finite.
+        finite = tf.equal(finite, 0.0)
       new_values = [members.templates[i].tensor_value for i in carried]
       written = [list(w) for w in written]
     return dict(logs), finite, new_values, written
 
   def replica_step(*inputs):
+    if replicas > 1 and next_inputs is not None:  # Each replica has all.
+      inputs = tf.nest.map_structure(lambda t: t[0], inputs)
+      share[:] = [_replica_share(tf.distribute.get_replica_context()
+                                 .replica_id_in_sync_group, replicas)]
+    elif replicas > 1:
+      inputs = tf.nest.map_structure(_swap_leading, inputs)
     old = [members.stacked[i].read_value() for i in carried]
     try:
       logs, finite, new, written = tf.vectorized_map(
@@ -203,6 +273,10 @@ def vectorized(members: members_lib.Members, scenario: Any,
       # cond whose branches changed what the member holds.
       raise ValueError(BRANCH_ERROR.format(
           owner=type(scenario).__name__)) from error
+    if replicas > 1:  # Every replica keeps what the others keep.
+      bad = tf.distribute.get_replica_context().all_reduce(
+          tf.distribute.ReduceOp.SUM, 1.0 - tf.cast(finite, tf.float32))
+      finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
     for i, new_value, old_value in zip(carried, new, old):
@@ -218,6 +292,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
              for name, value in logs.items()}
     means[MEMBER_LOGS] = dict(logs, finite=finite)
     counts = tf.reduce_all(finite) if skip else tf.reduce_any(alive)
+    if replicas > 1:  # Summed over the replicas by the compiled call.
+      means[MEMBER_LOGS]["finite"] = tf.cast(finite, tf.float32)
+      return means, 1.0 - tf.cast(counts, tf.float32)
     return means, counts
 
   return replica_step

@@ -85,6 +85,8 @@ class Shared:
     unused: The unused-variable policy.
     select_outside: Apply every update; the caller keeps or drops its
       result by the verdict (a population, per member).
+    member_sum: Sums a population member's gradients and losses over the
+      replicas (a population on several replicas), or None.
   """
   owner: str
   clip_norm: float | None = None
@@ -97,6 +99,7 @@ class Shared:
   rollback: Any = None
   unused: "UnusedVariables | None" = None
   select_outside: bool = False
+  member_sum: Callable[[list[tf.Tensor]], list[tf.Tensor]] | None = None
 
 
 class Updater:
@@ -289,6 +292,9 @@ class Updater:
       grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
       losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
                 for x in losses]
+    elif self.shared.member_sum is not None:  # A population's member.
+      both = self.shared.member_sum(list(grads) + losses)
+      grads, losses = both[:len(grads)], both[len(grads):]
     if scale is None:
       if clip_norm is None:
         # Deferred: the gradients are checked through the state they leave.
