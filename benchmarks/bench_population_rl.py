@@ -8,7 +8,10 @@ settings) of `--iterations` iterations; the script prints each run's wall
 time (tracing included) and then, on the compiled call the run made, the
 time of one more iteration, measured in rounds that alternate solo and
 population calls (median over rounds, so a drift of the machine's load
-hits both). Printed: the ratios and the load (`uptime`).
+hits both). Printed: the ratios and the load (`uptime`). For PPO also the
+time of the iteration's matrix products alone, batched over the members
+as `tf.vectorized_map` makes them (`products_floor`): no population step
+can be faster than that on this machine.
 
     python benchmarks/bench_population_rl.py --members 16
     python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
@@ -38,6 +41,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 import sonnet_like as snt  # noqa: E402
+from sonnet_like.scenarios.rl.parts import returns  # noqa: E402
 
 
 DQN_ROUND = 256  # Steps between the DQN recipe's rounds of updates.
@@ -110,6 +114,175 @@ def one_more(scenario, steps: int):
   return iteration
 
 
+def products_floor(args: argparse.Namespace, members: int):
+  """PPO only: the matrix products of one population iteration alone, as
+  `tf.vectorized_map` makes them (batched over the members): the rollout's
+  actor calls, the critic's values and every update's forward and backward
+  products of both 64-64 MLPs. A floor under a population iteration's
+  time on this machine: the rest of the step only adds to it."""
+  sizes = {"actor": [4, 64, 64, 2], "critic": [4, 64, 64, 1]}
+  weights = {name: [tf.random.normal([members, a, b])
+                    for a, b in zip(size, size[1:])]
+             for name, size in sizes.items()}
+  envs, length = args.num_envs, args.rollout_length
+  batch = envs * length // args.minibatches
+  updates = args.epochs * args.minibatches
+
+  def forward(x, layers):
+    outputs = [x]
+    for w in layers:
+      outputs.append(tf.matmul(outputs[-1], w))
+    return outputs
+
+  @tf.function
+  def products():
+    def step(i, total):
+      outputs = forward(tf.ones([members, envs, 4]), weights["actor"])
+      return i + 1, total + tf.reduce_sum(outputs[-1])
+
+    _, total = tf.while_loop(lambda i, _: i < length, step, (0, 0.0))
+    values = forward(tf.ones([members, 2 * envs * length + envs, 4]),
+                     weights["critic"])
+    total += tf.reduce_sum(values[-1])
+
+    def update(i, total):
+      for layers in weights.values():
+        outputs = forward(tf.ones([members, batch, 4]), layers)
+        delta = tf.ones_like(outputs[-1])
+        for j in reversed(range(len(layers))):
+          total += tf.reduce_sum(tf.matmul(outputs[j], delta, adjoint_a=True))
+          if j:
+            delta = tf.matmul(delta, layers[j], adjoint_b=True)
+      return i + 1, total
+
+    return tf.while_loop(lambda i, _: i < updates, update, (0, total))
+
+  def timed() -> float:
+    start = time.perf_counter()
+    products()[1].numpy()
+    return time.perf_counter() - start
+
+  timed()
+  return timed
+
+
+class HandStacked(tf.Module):
+  """PPO only: the benchmark's iteration written by hand for `members`
+  seeds at once, the way a researcher would stack them without a library:
+  weights `[members, in, out]` (batched products), one in-graph CartPole
+  of `members * num_envs` environments, Gumbel-max sampling, GAE, then
+  `epochs` full-batch clipped-surrogate updates of both MLPs with
+  `snt.optimizers.Adam` on the stacked variables (elementwise, so each
+  member's Adam is its own). No guard, no logs, no per-member checks."""
+
+  def __init__(self, args: argparse.Namespace, members: int):
+    super().__init__()
+    self.members, self.envs = members, args.num_envs
+    self.length, self.epochs = args.rollout_length, args.epochs
+    self.nets = {name: [self._layer(members, a, b)
+                        for a, b in zip(size, size[1:])]
+                 for name, size in (("actor", [4, 64, 64, 2]),
+                                    ("critic", [4, 64, 64, 1]))}
+    self.env = snt.envs.CartPole(num_envs=members * args.num_envs)
+    self.optimizer = snt.optimizers.Adam(3e-4)
+    self.seed = tf.Variable([0, 0], dtype=tf.int64)
+
+  @staticmethod
+  def _layer(members, fan_in, fan_out):
+    scale = (2.0 / fan_in) ** 0.5
+    return (tf.Variable(tf.random.normal([members, fan_in, fan_out]) * scale),
+            tf.Variable(tf.zeros([members, 1, fan_out])))
+
+  def _mlp(self, name, x):  # x: [members, batch, 4]
+    layers = self.nets[name]
+    for i, (w, b) in enumerate(layers):
+      x = tf.matmul(x, w) + b
+      if i < len(layers) - 1:
+        x = tf.nn.relu(x)
+    return x
+
+  def _per_member(self, x):  # [members * envs, ...] -> [members, envs, ...]
+    return tf.reshape(x, [self.members, -1] + x.shape[1:].as_list())
+
+  @tf.function
+  def iteration(self):
+    n = self.members * self.envs
+
+    def collect(t, observation, arrays):
+      self.seed.assign_add([0, 1])
+      logits = tf.reshape(self._mlp("actor", self._per_member(observation)),
+                          [n, 2])
+      noise = tf.random.stateless_uniform([n, 2], self.seed, 1e-20, 1.0)
+      action = tf.argmax(logits - tf.math.log(-tf.math.log(noise)), axis=1,
+                         output_type=tf.int32)
+      log_prob = -tf.nn.sparse_softmax_cross_entropy_with_logits(action,
+                                                                 logits)
+      step = self.env.step(action)
+      values = (observation, action, log_prob, step.reward,
+                step.terminated, step.truncated)
+      arrays = tuple(a.write(t, v) for a, v in zip(arrays, values))
+      return t + 1, step.observation, arrays
+
+    arrays = tuple(tf.TensorArray(d, size=self.length) for d in (
+        tf.float32, tf.int32, tf.float32, tf.float32, tf.bool, tf.bool))
+    _, last, arrays = tf.while_loop(
+        lambda t, *_: t < self.length, collect,
+        (0, self.env.observation(), arrays))
+    observations, actions, old_log_probs, rewards, terminated, truncated = [
+        a.stack() for a in arrays]  # [T, n, ...]
+    every = tf.concat([tf.reshape(observations, [-1, 4]), last], 0)
+    values = tf.reshape(self._mlp("critic", self._per_member(every)), [-1])
+    size = self.length * n
+    advantages = returns.gae(rewards, tf.reshape(values[:size],
+                                                 [self.length, n]),
+                             terminated, truncated, 0.99, 0.95,
+                             last_value=values[size:])
+    targets = advantages + tf.reshape(values[:size], [self.length, n])
+
+    def member_major(x):  # [T, members * envs] -> [members, T * envs]
+      x = tf.reshape(x, [self.length, self.members, self.envs])
+      return tf.reshape(tf.transpose(x, [1, 0, 2]), [self.members, -1])
+
+    inputs = tf.reshape(tf.transpose(tf.reshape(
+        observations, [self.length, self.members, self.envs, 4]),
+        [1, 0, 2, 3]), [self.members, -1, 4])
+    actions, old_log_probs = member_major(actions), member_major(old_log_probs)
+    advantages, targets = member_major(advantages), member_major(targets)
+    variables = [v for layers in self.nets.values() for pair in layers
+                 for v in pair]
+
+    def update(epoch):
+      with tf.GradientTape() as tape:
+        logits = self._mlp("actor", inputs)
+        log_probs = -tf.nn.sparse_softmax_cross_entropy_with_logits(
+            actions, logits)
+        ratio = tf.exp(log_probs - old_log_probs)
+        surrogate = tf.minimum(ratio * advantages, tf.clip_by_value(
+            ratio, 0.8, 1.2) * advantages)
+        value_error = self._mlp("critic", inputs)[..., 0] - targets
+        # Summed over the members: each member's gradient is its own.
+        loss = tf.reduce_sum(tf.reduce_mean(
+            -surrogate + 0.5 * value_error ** 2, axis=1))
+      self.optimizer.apply(tape.gradient(loss, variables), variables)
+      return epoch + 1
+
+    tf.while_loop(lambda e: e < self.epochs, update, [0])
+    return tf.reduce_sum(rewards)
+
+
+def hand_stacked(args: argparse.Namespace, members: int):
+  """PPO only: `HandStacked`'s iteration, timed as `one_more` times ours."""
+  hand = HandStacked(args, members)
+  hand.iteration()  # Traced, slots made.
+
+  def timed() -> float:
+    start = time.perf_counter()
+    hand.iteration().numpy()
+    return time.perf_counter() - start
+
+  return timed
+
+
 def load() -> str:
   return subprocess.run(["uptime"], capture_output=True,
                         text=True).stdout.strip()
@@ -142,10 +315,16 @@ def main() -> None:
     print(f"{members} members, run of {args.iterations} iterations: "
           f"{wall:.2f} s (tracing included), {wall / solo_wall:.2f}x the solo "
           "run")
-    solo_times, population_times = [], []
+    ppo = args.scenario == "ppo"
+    floor = products_floor(args, members) if ppo else None
+    hand = hand_stacked(args, members) if ppo else None
+    solo_times, population_times, floor_times, hand_times = [], [], [], []
     for _ in range(args.rounds):
       solo_times += [solo_call() for _ in range(args.calls)]
       population_times += [call() for _ in range(args.calls)]
+      if ppo:
+        floor_times += [floor() for _ in range(args.calls)]
+        hand_times += [hand() for _ in range(args.calls)]
     solo_median = statistics.median(solo_times)
     median = statistics.median(population_times)
     print(f"{members} members: one iteration {median * 1e3:.1f} ms against "
@@ -153,6 +332,18 @@ def main() -> None:
           f"{len(solo_times)}): {median / solo_median:.2f}x; fastest "
           f"{min(population_times) / min(solo_times):.2f}x; per member "
           f"{median / solo_median / members:.3f} of a solo iteration")
+    if hand_times:
+      hand_median = statistics.median(hand_times)
+      print(f"{members} members: the same iteration written by hand, "
+            f"stacked ({HandStacked.__name__}) {hand_median * 1e3:.1f} ms, "
+            f"{hand_median / solo_median:.2f}x the solo iteration; the "
+            f"population {median / hand_median:.2f}x the hand-written one")
+    if floor_times:
+      floor_median = statistics.median(floor_times)
+      print(f"{members} members: the iteration's matrix products alone "
+            f"(batched, nothing else) {floor_median * 1e3:.1f} ms, "
+            f"{floor_median / solo_median:.2f}x the solo iteration (a floor "
+            "under the ratio above)")
   print(f"# load after: {load()}")
 
 
