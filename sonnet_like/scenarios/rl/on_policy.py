@@ -24,7 +24,7 @@ would need one batch of environments per replica.
 """
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 
@@ -132,11 +132,6 @@ class OnPolicy(engine.Scenario):
       arguments.check_module(owner, name, module)
     self.check_optimizer(optimizer)
     self.actor, self.critic, self.optimizer = actor, critic, optimizer
-    # The networks as the step calls them (`self.forward`, bound once: in
-    # float32 the modules themselves), rewritten by AutoGraph where a
-    # user's module needs it (the step runs as written).
-    self.call_actor = autograph.user_call(self.in_precision(actor))
-    self.call_critic = autograph.user_call(self.in_precision(critic))
     self.env = environments.make_env(owner, env, self.num_envs, self.seed)
     self.eval_env = environments.make_eval_env(
         owner, env, self.env, eval_env, eval_episodes=self.eval_episodes,
@@ -200,6 +195,19 @@ class OnPolicy(engine.Scenario):
     return self._evaluation(seed=self.seed + 1 + self.step)
 
   # ---- Shared parts of the train steps. ----
+
+  # The networks as the step calls them (as `self.forward` does: in
+  # float32 the modules themselves), rewritten by AutoGraph where a user's
+  # module needs it (the step runs as written). Looked up at each use, so
+  # that a population's members and templates each call their own.
+
+  @property
+  def call_actor(self) -> Callable[[tf.Tensor], Any]:
+    return autograph.user_call(self.in_precision(self.actor))
+
+  @property
+  def call_critic(self) -> Callable[[tf.Tensor], Any]:
+    return autograph.user_call(self.in_precision(self.critic))
 
   def trainable_variables(self) -> list[tf.Variable]:
     """The actor's, the value module's and the policy's, each once."""

@@ -19,12 +19,25 @@ TOLERANCE = 1e-5
 NUM_ENVS, LENGTH = 4, 16
 
 
+class _UserNet(snt.Module):
+  """A user's own module: its `__call__` is rewritten by AutoGraph."""
+
+  def __init__(self, outputs, name=None):
+    super().__init__(name=name)
+    self.hidden, self.out = snt.Linear(16), snt.Linear(outputs)
+
+  def __call__(self, x):
+    return self.out(tf.nn.relu(self.hidden(x)))
+
+
 def _ppo(iterations=3, **settings):
   ppo = snt.scenarios.PPO(
       num_env_steps=iterations * NUM_ENVS * LENGTH, num_envs=NUM_ENVS,
       rollout_length=LENGTH, num_epochs=2, num_minibatches=2,
       progress=False, tensorboard=False, log_every=1, **settings)
-  actor = snt.nets.MLP([16, 2], name="actor")
+  # A user's actor (called through AutoGraph) and the catalogue's critic
+  # (called as written): the step must call each member's own.
+  actor = _UserNet(2, name="actor")
   critic = snt.nets.MLP([16, 1], name="critic")
   history = ppo(actor, critic, snt.optimizers.Adam(3e-3),
                 snt.envs.CartPole(num_envs=NUM_ENVS))
