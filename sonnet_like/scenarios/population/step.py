@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 import tensorflow as tf
 
 from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as replicas_lib
 from sonnet_like.scenarios.population import rows
@@ -256,6 +257,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
         finite = tf.equal(finite, 0.0)
       new_values = [members.templates[i].tensor_value for i in carried]
       written = [list(w) for w in written]
+    # Loops all members run alike vectorise as one loop (XLA compiles it).
+    lockstep.mark_graph(tf.compat.v1.get_default_graph())
     return dict(logs), finite, new_values, written
 
   def replica_step(*inputs):

@@ -3,6 +3,8 @@
 stream), trained in one compiled call; and the parts that make it so
 (`population.control_flow`, `core.generator`)."""
 
+import collections
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -10,6 +12,7 @@ import tensorflow as tf
 import sonnet_like as snt
 from sonnet_like.core import generator
 from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
 
 # Member i against the solo run with seed i, float32 weights and Adam's
@@ -192,3 +195,48 @@ def test_control_flow_carries_member_state_written_inside():
   members = tf.function(tf.vectorized_map)(member, tf.constant([0.0, 5.0]))
   np.testing.assert_array_equal(members[0].numpy(), [106.0, -11.0])
   np.testing.assert_array_equal(members[1].numpy(), [4, 14])
+
+
+def _op_types(function) -> collections.Counter:
+  """The op types of a traced function, its nested functions' included."""
+  graph_def = function.get_concrete_function().graph.as_graph_def()
+  found = collections.Counter(node.op for node in graph_def.node)
+  for inner in graph_def.library.function:
+    found.update(node.op for node in inner.node_def)
+  return found
+
+
+def test_a_loop_every_member_runs_alike_is_one_loop_xla_compiles():
+  # A rollout's shape: a loop of a fixed length writing a TensorArray.
+  def member_with(marked):
+    def member(start):
+      def body(t, total, steps):
+        total += start * tf.cast(t, tf.float32)
+        return t + 1, total, steps.write(t, total)
+
+      _, total, steps = tf.while_loop(
+          lambda t, *_: t < 4, body,
+          (tf.constant(0), tf.constant(0.0), tf.TensorArray(tf.float32, 4)))
+      if marked:
+        lockstep.mark_graph(tf.compat.v1.get_default_graph())
+      return total, steps.stack()
+    return member
+
+  starts = tf.constant([1.0, 2.0, 3.0])
+
+  def vectorized(marked, **options):
+    return tf.function(lambda: tf.vectorized_map(member_with(marked), starts),
+                       **options)
+
+  expected = [np.cumsum(s * np.arange(4.0)) for s in [1.0, 2.0, 3.0]]
+  for total, steps in (vectorized(True)(),
+                       vectorized(True, jit_compile=True)()):
+    np.testing.assert_allclose(steps.numpy(), expected)
+    np.testing.assert_allclose(total.numpy(), [e[-1] for e in expected])
+  # TensorFlow's own conversion keeps an accumulator per loop variable for
+  # the members that are done (for the TensorArray a list of lists, which
+  # XLA cannot compile) and runs the body under a cond each iteration.
+  own, ours = _op_types(vectorized(False)), _op_types(vectorized(True))
+  assert own["TensorListReserve"] > ours["TensorListReserve"]
+  assert {"If", "StatelessIf"} & set(own)
+  assert not {"If", "StatelessIf"} & set(ours)

@@ -1,0 +1,136 @@
+"""A loop every member runs for the same number of iterations, vectorised
+as one loop.
+
+`tf.vectorized_map` converts a `tf.while_loop` in a member's step into a
+loop that lets each member stop at its own iteration: every iteration it
+runs the body inside a `tf.cond` and carries an accumulator per loop
+variable for the members that are done (a list of lists for a
+`TensorArray`, which XLA cannot compile), and the member count becomes
+unknown inside (so a draw made once per member, `core/generator.py`,
+falls back to a loop of its own). `mark_graph` gives every loop of a
+member's step (`step.py`) a conversion that checks, when the step is
+vectorised, whether the loop's condition is the same for every member (a
+rollout's `t < length`, a fixed number of updates, a `tf.scan`): then the
+loop is one `tf.while_loop` whose body is the body vectorised for all
+members, its shapes known. A condition that differs per member (PPO's
+`target_kl`, Acrobot's angle wrapping) keeps TensorFlow's conversion.
+"""
+
+from typing import Any
+
+import tensorflow as tf
+from tensorflow.python.ops.parallel_for import pfor
+
+_WHILE_OPS = ("While", "StatelessWhile")
+
+
+def mark_graph(graph: Any) -> None:
+  """Gives every loop in `graph` and in the functions its ops call (loop
+  bodies, branches) the lockstep conversion."""
+  seen = set()
+
+  def walk(g):
+    for op in g.get_operations():
+      if op.type in _WHILE_OPS:
+        op.pfor_converter = _lockstep
+      for value in op.node_def.attr.values():
+        names = ([value.func.name] if value.HasField("func")
+                 else [f.name for f in value.list.func])
+        for name in names:
+          if name and name not in seen:
+            seen.add(name)
+            function = g._get_function(tf.compat.as_bytes(name))  # pylint: disable=protected-access
+            if getattr(function, "graph", None) is not None:
+              walk(function.graph)
+
+  walk(graph)
+
+
+def _tensorflows(pfor_input: Any) -> list[Any]:
+  return pfor._convert_while(pfor_input)  # pylint: disable=protected-access
+
+
+def _lockstep(pfor_input: Any) -> list[Any]:
+  """`pfor_input`'s loop as one loop over the members, or TensorFlow's
+  conversion when the member count is not static or the condition reads
+  a member's own values."""
+  count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
+  if count is None:
+    return _tensorflows(pfor_input)
+  op = pfor_input.op
+  functions = [op.graph._get_function(  # pylint: disable=protected-access
+      tf.compat.as_bytes(op.get_attr(name).name)) for name in ("cond", "body")]
+  while True:  # Until the values that vary per member stay so.
+    stacked = [pfor_input.input(i).is_stacked
+               for i in range(pfor_input.num_inputs)]
+    loop, found = _loop(pfor_input, *functions, stacked, int(count[0]))
+    loop.get_concrete_function()  # Traced, not yet in the graph.
+    if found["cond_stacked"]:
+      return _tensorflows(pfor_input)
+    if not found["to_stack"]:
+      return [pfor.wrap(t, s) for t, s in zip(loop(), stacked)]
+    pfor_input.stack_inputs(stack_indices=found["to_stack"],
+                            tile_variants=True)
+
+
+def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
+          members: int) -> tuple[Any, dict[str, Any]]:
+  """A `tf.function` running the vectorised loop from `pfor_input`'s
+  inputs (`stacked`: which hold one value per member), and what tracing
+  it found: whether the condition is per member, which inputs must be
+  stacked because the body makes them per member."""
+  outer = pfor_input.pfor
+  found = {"cond_stacked": False, "to_stack": []}
+  inputs = [pfor_input.input(i).t for i in range(pfor_input.num_inputs)]
+  shapes = [_shape(pfor_input, i, s, members) for i, s in enumerate(stacked)]
+
+  def converted(fn, args):
+    inner = pfor.PFor(
+        loop_var=outer.loop_var, loop_len=outer.loop_len_vector[0],
+        pfor_ops=fn.graph.get_operations(),
+        fallback_to_while_loop=outer._fallback_to_while_loop,  # pylint: disable=protected-access
+        all_indices=outer.all_indices,
+        all_indices_partitioned=outer._all_indices_partitioned,  # pylint: disable=protected-access
+        pfor_config=outer.pfor_config)
+    wrapped = [pfor.wrap(a, s) for a, s in zip(args, stacked)]
+    return pfor._convert_function_call(fn, inner, wrapped)  # pylint: disable=protected-access
+
+  def cond(*args):
+    (going,) = converted(cond_fn, args)
+    if going.is_stacked:
+      found["cond_stacked"] = True
+      return tf.reduce_any(going.t)
+    return tf.reshape(going.t, [])
+
+  def body(*args):
+    results = []
+    for i, (out, arg) in enumerate(zip(converted(body_fn, args), args)):
+      if out.is_stacked and not stacked[i]:
+        found["to_stack"].append(i)  # This trace is dropped.
+        results.append(arg)
+      elif stacked[i] and not out.is_stacked:
+        results.append(pfor._stack(out.t, outer.loop_len_vector).t)  # pylint: disable=protected-access
+      else:
+        results.append(out.t)
+    for result, shape in zip(results, shapes):
+      result.set_shape(shape)  # Vectorising may forget the member count.
+    return results
+
+  @tf.function(autograph=False)
+  def loop():
+    return tf.while_loop(
+        cond, body, inputs, shape_invariants=shapes,
+        parallel_iterations=pfor_input.get_attr("parallel_iterations"))
+
+  return loop, found
+
+
+def _shape(pfor_input: Any, index: int, stacked: bool,
+           members: int) -> tf.TensorShape:
+  """A loop variable's shape: the op's, behind the member axis if it is
+  per member (a list of tensors keeps the members inside: a scalar)."""
+  value = pfor_input.input(index).t
+  if value.dtype == tf.variant:
+    return value.shape
+  shape = pfor_input.op.outputs[index].shape
+  return tf.TensorShape([members]).concatenate(shape) if stacked else shape
