@@ -173,7 +173,8 @@ class HandStacked(tf.Module):
   of `members * num_envs` environments, Gumbel-max sampling, GAE, then
   `epochs` full-batch clipped-surrogate updates of both MLPs with
   `snt.optimizers.Adam` on the stacked variables (elementwise, so each
-  member's Adam is its own). No guard, no logs, no per-member checks."""
+  member's Adam is its own). No guard, no logs, no per-member checks.
+  Compiled with XLA under `--jit`, as the scenarios are."""
 
   def __init__(self, args: argparse.Namespace, members: int):
     super().__init__()
@@ -186,6 +187,7 @@ class HandStacked(tf.Module):
     self.env = snt.envs.CartPole(num_envs=members * args.num_envs)
     self.optimizer = snt.optimizers.Adam(3e-4)
     self.seed = tf.Variable([0, 0], dtype=tf.int64)
+    self.iteration = tf.function(self._iteration, jit_compile=args.jit)
 
   @staticmethod
   def _layer(members, fan_in, fan_out):
@@ -204,8 +206,7 @@ class HandStacked(tf.Module):
   def _per_member(self, x):  # [members * envs, ...] -> [members, envs, ...]
     return tf.reshape(x, [self.members, -1] + x.shape[1:].as_list())
 
-  @tf.function
-  def iteration(self):
+  def _iteration(self):
     n = self.members * self.envs
 
     def collect(t, observation, arrays):
