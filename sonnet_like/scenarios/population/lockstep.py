@@ -13,7 +13,8 @@ vectorised, whether the loop's condition is the same for every member (a
 rollout's `t < length`, a fixed number of updates, a `tf.scan`): then the
 loop is one `tf.while_loop` whose body is the body vectorised for all
 members, its shapes known. A condition that differs per member (PPO's
-`target_kl`, Acrobot's angle wrapping) keeps TensorFlow's conversion.
+`target_kl`, Acrobot's angle wrapping) runs the loop while any member's
+holds, each member keeping the values its own last iteration left.
 """
 
 from typing import Any
@@ -51,34 +52,43 @@ def _tensorflows(pfor_input: Any) -> list[Any]:
 
 
 def _lockstep(pfor_input: Any) -> list[Any]:
-  """`pfor_input`'s loop as one loop over the members, or TensorFlow's
-  conversion when the member count is not static or the condition reads
-  a member's own values."""
+  """`pfor_input`'s loop as one loop over the members. A condition that
+  reads a member's own values runs the loop while any member's holds,
+  each member keeping its values from the iteration its own ended
+  (`masked`); with a `TensorArray` among the values, or a member count
+  known only when run, TensorFlow's conversion."""
   count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
   if count is None:
     return _tensorflows(pfor_input)
   op = pfor_input.op
   functions = [op.graph._get_function(  # pylint: disable=protected-access
       tf.compat.as_bytes(op.get_attr(name).name)) for name in ("cond", "body")]
+  masked = False
   while True:  # Until the values that vary per member stay so.
-    stacked = [pfor_input.input(i).is_stacked
-               for i in range(pfor_input.num_inputs)]
-    loop, found = _loop(pfor_input, *functions, stacked, int(count[0]))
+    inputs = [pfor_input.input(i) for i in range(pfor_input.num_inputs)]
+    stacked = [x.is_stacked for x in inputs]
+    loop, found = _loop(pfor_input, *functions, stacked, int(count[0]),
+                        masked)
     loop.get_concrete_function()  # Traced, not yet in the graph.
-    if found["cond_stacked"]:
-      return _tensorflows(pfor_input)
-    if not found["to_stack"]:
+    if found["cond_stacked"] and not masked:
+      if any(x.t.dtype == tf.variant for x in inputs):
+        return _tensorflows(pfor_input)
+      masked = True  # Every value per member, selected by its condition.
+      found["to_stack"] = [i for i, s in enumerate(stacked) if not s]
+    elif not found["to_stack"]:
       return [pfor.wrap(t, s) for t, s in zip(loop(), stacked)]
-    pfor_input.stack_inputs(stack_indices=found["to_stack"],
-                            tile_variants=True)
+    if found["to_stack"]:
+      pfor_input.stack_inputs(stack_indices=found["to_stack"],
+                              tile_variants=True)
 
 
 def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
-          members: int) -> tuple[Any, dict[str, Any]]:
+          members: int, masked: bool) -> tuple[Any, dict[str, Any]]:
   """A `tf.function` running the vectorised loop from `pfor_input`'s
-  inputs (`stacked`: which hold one value per member), and what tracing
-  it found: whether the condition is per member, which inputs must be
-  stacked because the body makes them per member."""
+  inputs (`stacked`: which hold one value per member; `masked`: every
+  one, and each member's condition selects its new values), and what
+  tracing it found: whether the condition is per member, which inputs
+  must be stacked because the body makes them per member."""
   outer = pfor_input.pfor
   found = {"cond_stacked": False, "to_stack": []}
   inputs = [pfor_input.input(i).t for i in range(pfor_input.num_inputs)]
@@ -95,12 +105,15 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
     wrapped = [pfor.wrap(a, s) for a, s in zip(args, stacked)]
     return pfor._convert_function_call(fn, inner, wrapped)  # pylint: disable=protected-access
 
-  def cond(*args):
-    (going,) = converted(cond_fn, args)
-    if going.is_stacked:
+  def going(args):  # Each member's condition, [members] bools.
+    (value,) = converted(cond_fn, args)
+    if value.is_stacked:
       found["cond_stacked"] = True
-      return tf.reduce_any(going.t)
-    return tf.reshape(going.t, [])
+      return tf.reshape(value.t, [members])
+    return tf.fill([members], tf.reshape(value.t, []))
+
+  def cond(*args):
+    return tf.reduce_any(going(args))
 
   def body(*args):
     results = []
@@ -112,6 +125,11 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
         results.append(pfor._stack(out.t, outer.loop_len_vector).t)  # pylint: disable=protected-access
       else:
         results.append(out.t)
+    if masked:  # A member whose condition ended keeps its values.
+      active = going(args)
+      results = [tf.where(tf.reshape(active, [members] + [1] * (
+          result.shape.rank - 1)), result, arg)
+                 for result, arg in zip(results, args)]
     for result, shape in zip(results, shapes):
       result.set_shape(shape)  # Vectorising may forget the member count.
     return results

@@ -240,3 +240,19 @@ def test_a_loop_every_member_runs_alike_is_one_loop_xla_compiles():
   assert own["TensorListReserve"] > ours["TensorListReserve"]
   assert {"If", "StatelessIf"} & set(own)
   assert not {"If", "StatelessIf"} & set(ours)
+
+
+def test_a_loop_whose_condition_is_each_member_s_keeps_each_own_end():
+  def member(limit):
+    _, total = tf.while_loop(lambda t, total: t < limit,
+                             lambda t, total: (t + 1, total + tf.pow(
+                                 2.0, tf.cast(t, tf.float32))),
+                             (tf.constant(0), tf.constant(0.0)))
+    lockstep.mark_graph(tf.compat.v1.get_default_graph())
+    return total
+
+  limits = tf.constant([1, 4, 0])
+  for options in ({}, {"jit_compile": True}):
+    totals = tf.function(lambda: tf.vectorized_map(member, limits),
+                         **options)()
+    np.testing.assert_array_equal(totals.numpy(), [1.0, 15.0, 0.0])
