@@ -96,7 +96,7 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
 
   def converted(fn, args):
     inner = pfor.PFor(
-        loop_var=outer.loop_var, loop_len=outer.loop_len_vector[0],
+        loop_var=outer.loop_var, loop_len=members,
         pfor_ops=fn.graph.get_operations(),
         fallback_to_while_loop=outer._fallback_to_while_loop,  # pylint: disable=protected-access
         all_indices=outer.all_indices,
