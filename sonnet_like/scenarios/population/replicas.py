@@ -11,7 +11,7 @@ one all-reduce for every member, in the replica context around the map.
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 from tensorflow.python.distribute import distribute_lib
@@ -85,3 +85,46 @@ def _all_reduced(pfor_input: Any) -> list[pfor.WrappedTensor]:
   context = tf.distribute.get_replica_context()
   reduced = context.all_reduce(tf.distribute.ReduceOp.SUM, stacked[:-1])
   return [pfor.wrap(value, True) for value in list(reduced) + stacked[-1:]]
+
+
+def swap_leading(value: tf.Tensor) -> tf.Tensor:
+  """`value` with its first two axes swapped."""
+  return tf.transpose(value, [1, 0] + list(range(2, value.shape.rank)))
+
+
+class ReplicaBatches:
+  """A population's iterator as a multi-replica strategy cuts it: each
+  batch with its batch axis first ([batch, members, ...]), so that every
+  replica gets a share of every member's batch; or `whole`, every replica
+  the whole batch (for a `next_inputs` that draws for the global batch
+  and cuts the shares itself). `step.vectorized` takes them back.
+
+  Args:
+    iterator: The population's iterator ([members, batch, ...] batches).
+    replicas: The strategy's replica count.
+    whole: Give every replica the whole batch.
+  """
+
+  def __init__(self, iterator: Any, replicas: int, whole: bool):
+    self.iterator, self.replicas, self.whole = iterator, replicas, whole
+
+  def __next__(self) -> Any:
+    batch = next(self.iterator)
+    if self.whole:
+      return tf.nest.map_structure(lambda t: tf.stack([t] * self.replicas),
+                                   batch)
+    return tf.nest.map_structure(swap_leading, batch)
+
+
+def replica_share(replica: tf.Tensor, replicas: int
+                   ) -> Callable[[Any], Any]:
+  """`split_for_replicas` in a member's step: `replica`'s share of each
+  of the member's global batches."""
+
+  def share(values):
+    def cut(value):
+      size = tf.shape(value)[0] // replicas
+      return value[replica * size:(replica + 1) * size]
+    return tf.nest.map_structure(cut, values)
+
+  return share

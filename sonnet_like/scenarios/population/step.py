@@ -153,49 +153,6 @@ def _as_inputs(inputs: Any) -> tuple[Any, ...]:
   return tuple(inputs) if isinstance(inputs, tuple) else (inputs,)
 
 
-def _swap_leading(value: tf.Tensor) -> tf.Tensor:
-  """`value` with its first two axes swapped."""
-  return tf.transpose(value, [1, 0] + list(range(2, value.shape.rank)))
-
-
-class ReplicaBatches:
-  """A population's iterator as a multi-replica strategy cuts it: each
-  batch with its batch axis first ([batch, members, ...]), so that every
-  replica gets a share of every member's batch; or `whole`, every replica
-  the whole batch (for a `next_inputs` that draws for the global batch
-  and cuts the shares itself). `vectorized` takes them back.
-
-  Args:
-    iterator: The population's iterator ([members, batch, ...] batches).
-    replicas: The strategy's replica count.
-    whole: Give every replica the whole batch.
-  """
-
-  def __init__(self, iterator: Any, replicas: int, whole: bool):
-    self.iterator, self.replicas, self.whole = iterator, replicas, whole
-
-  def __next__(self) -> Any:
-    batch = next(self.iterator)
-    if self.whole:
-      return tf.nest.map_structure(lambda t: tf.stack([t] * self.replicas),
-                                   batch)
-    return tf.nest.map_structure(_swap_leading, batch)
-
-
-def _replica_share(replica: tf.Tensor, replicas: int
-                   ) -> Callable[[Any], Any]:
-  """`split_for_replicas` in a member's step: `replica`'s share of each
-  of the member's global batches."""
-
-  def share(values):
-    def cut(value):
-      size = tf.shape(value)[0] // replicas
-      return value[replica * size:(replica + 1) * size]
-    return tf.nest.map_structure(cut, values)
-
-  return share
-
-
 def vectorized(members: members_lib.Members, scenario: Any,
                guarded_step: Callable[..., tuple[dict, tf.Tensor]],
                skip: bool, next_inputs: Callable[[], Any] | None = None
@@ -207,8 +164,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
   the batches the call read (`inputs`: `batches_read` of them).
 
   On several replicas each replica runs every member on its share of the
-  member's batch (`inputs` come as `ReplicaBatches` gives them; with
-  `next_inputs`, `split_for_replicas` cuts the share), the member's
+  member's batch (`inputs` come as `replicas.ReplicaBatches` gives them;
+  with `next_inputs`, `split_for_replicas` cuts the share), the member's
   gradients and losses summed over the replicas (`replicas.py`).
 
   Returns `replica_step(*inputs)` with `inputs` stacked on the member axis;
@@ -264,10 +221,10 @@ def vectorized(members: members_lib.Members, scenario: Any,
   def replica_step(*inputs):
     if replicas > 1 and next_inputs is not None:  # Each replica has all.
       inputs = tf.nest.map_structure(lambda t: t[0], inputs)
-      share[:] = [_replica_share(tf.distribute.get_replica_context()
-                                 .replica_id_in_sync_group, replicas)]
+      replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+      share[:] = [replicas_lib.replica_share(replica, replicas)]
     elif replicas > 1:
-      inputs = tf.nest.map_structure(_swap_leading, inputs)
+      inputs = tf.nest.map_structure(replicas_lib.swap_leading, inputs)
     old = [members.stacked[i].read_value() for i in carried]
     try:
       logs, finite, new, written = tf.vectorized_map(
