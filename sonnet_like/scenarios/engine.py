@@ -626,7 +626,7 @@ class Scenario(services.ScenarioServices):
     if self.members and replicas > 1 and iterator is not None:
       # Each replica gets a share of every member's batch.
       iterator = population_replicas.ReplicaBatches(iterator, replicas,
-                                                whole=own_inputs)
+                                                    whole=own_inputs)
     self.train_function = self.traced_step.compile(
         self, state, next_inputs=self.next_inputs if own_inputs else None,
         iterator=iterator)

@@ -117,7 +117,7 @@ class ReplicaBatches:
 
 
 def replica_share(replica: tf.Tensor, replicas: int
-                   ) -> Callable[[Any], Any]:
+                  ) -> Callable[[Any], Any]:
   """`split_for_replicas` in a member's step: `replica`'s share of each
   of the member's global batches."""
 
