@@ -181,7 +181,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
              if not rows.is_by_rows(t)]
   owner = type(scenario).__name__
   replicas = scenario.strategy.num_replicas_in_sync
-  share = []  # This replica's `split_for_replicas`, set by `replica_step`.
+  share = None  # This replica's `split_for_replicas` (`replica_step`).
 
   def member_step(args):
     inputs, member, values, member_settings = args
@@ -200,7 +200,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
                     replicas_lib.member_step(owner, member, replicas)
                     if replicas > 1 else contextlib.nullcontext()):
       if next_inputs is not None:
-        with _batches(scenario, inputs, share[0] if share else None):
+        with _batches(scenario, inputs, share):
           inputs = _as_inputs(next_inputs())
       try:
         logs, finite = guarded_step(*inputs)
@@ -219,10 +219,11 @@ def vectorized(members: members_lib.Members, scenario: Any,
     return dict(logs), finite, new_values, written
 
   def replica_step(*inputs):
+    nonlocal share
     if replicas > 1 and next_inputs is not None:  # Each replica has all.
       inputs = tf.nest.map_structure(lambda t: t[0], inputs)
       replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-      share[:] = [replicas_lib.replica_share(replica, replicas)]
+      share = replicas_lib.replica_share(replica, replicas)
     elif replicas > 1:
       inputs = tf.nest.map_structure(replicas_lib.swap_leading, inputs)
     old = [members.stacked[i].read_value() for i in carried]
