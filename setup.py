@@ -36,7 +36,7 @@ setuptools.setup(
     extras_require={
         # Sphinx: tests/test_docs.py checks the docs' reference extension.
         # mlflow: the MLflowLogger is tested against a real local store.
-        "test": ["pytest", "pytest-xdist", "scikit-learn", "matplotlib",
+        "test": ["pytest", "pytest-xdist>=3.2", "scikit-learn", "matplotlib",
                  "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2", "mlflow"],
         # tensorboard: views the logs the examples write (`--logdir`).
         "examples": ["scikit-learn", "matplotlib", "gymnasium", "tensorboard"],
