@@ -21,7 +21,6 @@ if _cpus and len(tf.config.get_logical_device_configuration(_cpus[0]) or
     pass
 
 
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
   """`-n N` hands the tests out by work stealing: a worker that runs dry

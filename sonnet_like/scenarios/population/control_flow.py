@@ -12,9 +12,7 @@ loop the variables hold what the last iteration (the branch taken) left.
 
 The verdicts of updates made inside (whether each was finite) come out the
 same way, as one more loop variable, and join the step's: a member's guard
-sees every update of its step, and only its own. A branch also says which
-variables it wrote (`written`): the step writes back only what a step
-wrote (a DQN step updates its networks once in 256 steps).
+sees every update of its step, and only its own.
 
 Outside a population they are `tf.while_loop` and `tf.cond` themselves,
 called with the same arguments (a solo run's graph does not change):
@@ -42,10 +40,6 @@ class _Active(threading.local):
     self.variables: list[Any] = []
     self.verdicts: Any = None
     self.depth = 0
-    # What the variables held when the step began, and a value a branch
-    # left -> whether the step wrote it by then (both by `ref()`).
-    self.initial: set[Any] = set()
-    self.written: dict[Any, tf.Tensor] = {}
 
 
 _ACTIVE = _Active()
@@ -57,26 +51,13 @@ def carrying(variables: Sequence[Any], verdicts: Any = None
   """Inside the block, `while_loop` and `cond` carry `variables`' values
   (tensor-valued variables: a member's templates) and the update verdicts
   added to `verdicts` (the traced step's `Verdicts`) inside them."""
-  saved = (_ACTIVE.variables, _ACTIVE.verdicts, _ACTIVE.depth,
-           _ACTIVE.initial, _ACTIVE.written)
+  saved = (_ACTIVE.variables, _ACTIVE.verdicts, _ACTIVE.depth)
   _ACTIVE.variables, _ACTIVE.verdicts = list(variables), verdicts
   _ACTIVE.depth += 1
-  _ACTIVE.initial = {v.tensor_value.ref() for v in variables}
-  _ACTIVE.written = {}
   try:
     yield
   finally:
-    (_ACTIVE.variables, _ACTIVE.verdicts, _ACTIVE.depth, _ACTIVE.initial,
-     _ACTIVE.written) = saved
-
-
-def written(value: tf.Tensor) -> tf.Tensor | None:
-  """Whether the step wrote a carried variable that holds `value` now:
-  None if it never did (it holds what it held when `carrying` began), a
-  bool tensor if only a branch of `cond` may have, else True."""
-  if value.ref() in _ACTIVE.initial:
-    return None
-  return _ACTIVE.written.get(value.ref(), tf.constant(True))
+    _ACTIVE.variables, _ACTIVE.verdicts, _ACTIVE.depth = saved
 
 
 def active() -> bool:
@@ -208,17 +189,11 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any],
       with _held(values), _verdicts_of_block() as flags:
         out = fn()
         new = _values()
-      wrote = [tf.constant(a is not b) for a, b in zip(new, values)]
-      return out, new, _all(flags), wrote
+      return out, new, _all(flags)
     return carried
 
-  out, new, ok, wrote = tf.cond(pred, branch(true_fn), branch(false_fn),
-                                name=name)
+  out, new, ok = tf.cond(pred, branch(true_fn), branch(false_fn), name=name)
   _set(new)
-  for value, flag, before in zip(new, wrote, values):
-    earlier = written(before)
-    _ACTIVE.written[value.ref()] = (
-        flag if earlier is None else tf.logical_or(flag, earlier))
   _add_verdict(ok)
   return out
 

@@ -187,7 +187,6 @@ def vectorized(members: members_lib.Members, scenario: Any,
         "read of a variable by rows); train it with jit_compile=False.")
   replicas = scenario.strategy.num_replicas_in_sync
   share = None  # This replica's `split_for_replicas` (`replica_step`).
-  untouched = []  # Per carried variable: the step never writes it.
 
   def member_step(args):
     inputs, member, values, member_settings = args
@@ -219,13 +218,10 @@ def vectorized(members: members_lib.Members, scenario: Any,
       if replicas > 1:  # The count of replicas that were not finite.
         finite = tf.equal(finite, 0.0)
       new_values = [members.templates[i].tensor_value for i in carried]
-      wrote = [control_flow.written(v) for v in new_values]
       written = [list(w) for w in written]
-    untouched[:] = [w is None for w in wrote]
-    wrote = [tf.constant(False) if w is None else w for w in wrote]
     # Loops all members run alike vectorise as one loop (XLA compiles it).
     lockstep.mark_graph(tf.compat.v1.get_default_graph())
-    return dict(logs), finite, new_values, written, wrote
+    return dict(logs), finite, new_values, written
 
   def replica_step(*inputs):
     nonlocal share
@@ -237,7 +233,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
       inputs = tf.nest.map_structure(replicas_lib.swap_leading, inputs)
     old = [members.stacked[i].read_value() for i in carried]
     try:
-      logs, finite, new, written, wrote = tf.vectorized_map(
+      logs, finite, new, written = tf.vectorized_map(
           member_step, (inputs, tf.range(population.size), old, settings))
     except UnboundLocalError as error:  # TensorFlow's vectoriser, on a
       # cond whose branches changed what the member holds.
@@ -249,19 +245,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
       finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    for i, new_value, old_value, unwritten, any_wrote in zip(
-        carried, new, old, untouched, wrote):
-      if unwritten:
-        continue
-
-      def write(i=i, new_value=new_value, old_value=old_value):
-        keep = tf.reshape(ok, [-1] + [1] * (new_value.shape.rank - 1))
-        members.stacked[i].assign(tf.where(keep, new_value, old_value))
-
-      if replicas > 1:  # No merge of replicas inside a branch.
-        write()
-      else:  # A copy of every member's values only when one was written.
-        tf.cond(tf.reduce_any(any_wrote), write, lambda: None)
+    for i, new_value, old_value in zip(carried, new, old):
+      keep = tf.reshape(ok, [-1] + [1] * (new_value.shape.rank - 1))
+      members.stacked[i].assign(tf.where(keep, new_value, old_value))
     for i, rows_written in zip(by_rows, written):
       rows.write(members.stacked[i], rows_written, ok)
     if not skip:  # A member that failed stops; the others go on.

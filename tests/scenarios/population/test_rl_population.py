@@ -204,32 +204,6 @@ def test_control_flow_carries_member_state_written_inside():
   np.testing.assert_array_equal(members[1].numpy(), [4, 14])
 
 
-def test_a_branch_says_which_variables_the_step_wrote():
-  # The population copies a variable back only when a member's step wrote
-  # it (`step.py`): the branches taken say so.
-  with members_lib.member_variables():
-    kept, branch, line = tf.Variable(1.0), tf.Variable(2.0), tf.Variable(3.0)
-
-  @tf.function(autograph=False)
-  def step(first, second):
-    kept.tensor_value, branch.tensor_value, line.tensor_value = (
-        tf.constant(1.0), tf.constant(2.0), tf.constant(3.0))
-    with control_flow.carrying([kept, branch, line]):
-      line.assign(4.0)
-      assert control_flow.written(kept.tensor_value) is None
-      for take in (first, second):
-        control_flow.cond(take, lambda: branch.assign(5.0) * 0.0,
-                          lambda: tf.constant(0.0))
-      return [control_flow.written(v.tensor_value)
-              for v in (kept, branch, line)]
-
-  def wrote(first, second):
-    return [bool(x) for x in step(tf.constant(first), tf.constant(second))]
-
-  assert wrote(True, False) == wrote(False, True) == [False, True, True]
-  assert wrote(False, False) == [False, False, True]
-
-
 def _op_types(function) -> collections.Counter:
   """The op types of a traced function, its nested functions' included."""
   graph_def = function.get_concrete_function().graph.as_graph_def()
