@@ -118,7 +118,9 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
   def body(*args):
     results = []
     for i, (out, arg) in enumerate(zip(converted(body_fn, args), args)):
-      if out.is_stacked and not stacked[i]:
+      if arg.dtype == tf.resource:  # A variable it reads: the same one.
+        results.append(arg)
+      elif out.is_stacked and not stacked[i]:
         found["to_stack"].append(i)  # This trace is dropped.
         results.append(arg)
       elif stacked[i] and not out.is_stacked:

@@ -138,9 +138,23 @@ def _gather_of_every_member(pfor_input: Any) -> Any:
   every member's indices (its own would loop over the members)."""
   resource = pfor_input.unstacked_input(0)
   pfor_input.stack_inputs(stack_indices=[1])
-  return pfor.wrap(tf.raw_ops.ResourceGatherNd(
-      resource=resource, indices=pfor_input.stacked_input(1),
-      dtype=pfor_input.get_attr("dtype")), True)
+  at = pfor_input.stacked_input(1)  # (member, row) pairs.
+  dtype = pfor_input.get_attr("dtype")
+  if pfor_input.pfor.all_indices_partitioned:  # Some members (a branch).
+    return pfor.wrap(tf.raw_ops.ResourceGatherNd(
+        resource=resource, indices=at, dtype=dtype), True)
+  # Every member in order: member m's rows are row m's.
+  return pfor.wrap(_rows_of_every_member(resource, at[..., 1], dtype), True)
+
+
+def _rows_of_every_member(stacked: Any, index: tf.Tensor,
+                          dtype: Any = None) -> tf.Tensor:
+  """Row `index[m, ...]` of member m of `stacked` (a variable or its
+  handle), for every member m: a gather XLA compiles, unlike
+  `tf.gather_nd`'s of a variable."""
+  return tf.raw_ops.ResourceGather(
+      resource=getattr(stacked, "handle", stacked), indices=index,
+      batch_dims=1, dtype=dtype or stacked.dtype)
 
 
 def write(stacked: tf.Variable, written: Sequence[tuple[tf.Tensor,
@@ -150,9 +164,9 @@ def write(stacked: tf.Variable, written: Sequence[tuple[tf.Tensor,
   member axis: index `[members, k]`, rows `[members, k, ...]`) into the
   stacked variable, for the members whose step `counts` (`[members]`)."""
   for index, rows in written:
-    members = tf.shape(index)[0]
-    member = tf.broadcast_to(tf.range(members)[:, None], tf.shape(index))
-    at = tf.stack([member, tf.cast(index, tf.int32)], axis=-1)
+    index = tf.cast(index, tf.int32)
+    member = tf.broadcast_to(tf.range(tf.shape(index)[0])[:, None],
+                             tf.shape(index))
     keep = tf.reshape(counts, [-1] + [1] * (rows.shape.rank - 1))
-    stacked.scatter_nd_update(
-        at, tf.where(keep, rows, tf.gather_nd(stacked, at)))
+    stacked.scatter_nd_update(tf.stack([member, index], axis=-1), tf.where(
+        keep, rows, _rows_of_every_member(stacked, index)))

@@ -1,7 +1,8 @@
 """One compiled step for every member of a population.
 
 The scenario's own step (its `train_step` with the guard, as a solo run
-traces it) runs once per member under `tf.vectorized_map`: the templates
+traces it) runs for every member at once (`vectorize.py`, TensorFlow's
+`tf.vectorized_map` conversion without a scalar copy): the templates
 hold the member's slices of the stacked values, its settings are set, and
 what the step leaves in the templates comes back stacked (a replay
 buffer's storage is read and written by rows instead: `rows.py`). Updates
@@ -14,12 +15,15 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 import tensorflow as tf
+# pylint: disable-next=g-direct-tensorflow-import
+from tensorflow.python.framework import errors_impl
 
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as replicas_lib
 from sonnet_like.scenarios.population import rows
+from sonnet_like.scenarios.population import vectorize
 from sonnet_like.scenarios.updates import kinds
 
 MEMBER_LOGS = "members"  # The key of the per-member logs in a call's logs.
@@ -180,11 +184,6 @@ def vectorized(members: members_lib.Members, scenario: Any,
   carried = [i for i, t in enumerate(members.templates)
              if not rows.is_by_rows(t)]
   owner = type(scenario).__name__
-  if by_rows and scenario.jit_compile:
-    raise ValueError(
-        f"{owner}: a population whose step reads a replay buffer by rows "
-        "cannot be compiled with jit_compile=True yet (XLA compiles no "
-        "read of a variable by rows); train it with jit_compile=False.")
   replicas = scenario.strategy.num_replicas_in_sync
   share = None  # This replica's `split_for_replicas` (`replica_step`).
 
@@ -232,11 +231,16 @@ def vectorized(members: members_lib.Members, scenario: Any,
     elif replicas > 1:
       inputs = tf.nest.map_structure(replicas_lib.swap_leading, inputs)
     old = [members.stacked[i].read_value() for i in carried]
+    elems = (inputs, tf.range(population.size), old, settings)
     try:
-      logs, finite, new, written = tf.vectorized_map(
-          member_step, (inputs, tf.range(population.size), old, settings))
-    except UnboundLocalError as error:  # TensorFlow's vectoriser, on a
-      # cond whose branches changed what the member holds.
+      if replicas > 1:  # Its all-reduces cannot be traced in a function.
+        logs, finite, new, written = tf.vectorized_map(member_step, elems)
+      else:
+        logs, finite, new, written = vectorize.vectorized_map(
+            member_step, elems, population.size)
+    except (UnboundLocalError, errors_impl.InaccessibleTensorError) as error:
+      # TensorFlow's vectoriser, or tracing the member's step, on a cond
+      # whose branches changed what the member holds.
       raise ValueError(BRANCH_ERROR.format(
           owner=type(scenario).__name__)) from error
     if replicas > 1:  # Every replica keeps what the others keep.

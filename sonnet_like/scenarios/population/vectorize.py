@@ -1,0 +1,56 @@
+"""`tf.vectorized_map` without the unconverted copy of the member's step.
+
+`tf.vectorized_map` traces the function once for one member, into the
+graph being built, and adds the vectorised ops beside it. The traced copy
+stays in that graph: TensorFlow runs whatever of it is stateful (a `tf.cond`
+whose branch reads a variable, such as DQN's learning step sampling its
+replay buffer) and, inside a loop, every branch and loop it lowers to
+`Switch`/`Merge`, so a step's scalar copy ran beside the vectorised one,
+and XLA refused the graph for an op of that copy. Here the member's step is
+traced into a function graph that is never called, and its ops are
+vectorised from there into the graph being built (TensorFlow's own
+conversion, as for a function a vectorised step calls).
+
+    >>> import tensorflow as tf
+    >>> @tf.function
+    ... def squares():
+    ...   return vectorized_map(lambda x: x * x, tf.range(4), 4)
+    >>> squares().numpy().tolist()
+    [0, 1, 4, 9]
+"""
+
+from typing import Any, Callable
+
+import tensorflow as tf
+# pylint: disable-next=g-direct-tensorflow-import
+from tensorflow.python.autograph.core import ag_ctx
+# pylint: disable-next=g-direct-tensorflow-import
+from tensorflow.python.ops.parallel_for import pfor
+
+
+def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
+  """`tf.vectorized_map(fn, elems)` for `size` members (the leading axis of
+  every tensor in `elems`), inside a graph being built."""
+  flat = tf.nest.flatten(elems)
+  specs = [tf.TensorSpec(t.shape[1:], t.dtype) for t in flat]
+  context = ag_ctx.control_status_ctx()  # As `tf.vectorized_map` calls it.
+  made = []
+
+  def member(*args):
+    call = tf.__internal__.autograph.tf_convert(fn, context)
+    made.append(call(tf.nest.pack_sequence_as(elems, list(args))))
+    return tf.nest.flatten(made[-1])
+
+  traced = tf.function(member, autograph=False).get_concrete_function(
+      *specs)
+  with tf.name_scope("members"):
+    converter = pfor.PFor(
+        loop_var=tf.compat.v1.placeholder_with_default(0, shape=[]),
+        loop_len=size, pfor_ops=traced.graph.get_operations(),
+        fallback_to_while_loop=True)
+    inputs = ([pfor.wrap(t, True) for t in flat]
+              + [pfor.wrap(t, False) for t in traced.captured_inputs])
+    outputs = pfor._convert_function_call(traced, converter, inputs)  # pylint: disable=protected-access
+    stacked = [out.t if out.is_stacked
+               else pfor._stack(out.t, [size]).t for out in outputs]  # pylint: disable=protected-access
+  return tf.nest.pack_sequence_as(made[-1], stacked)
