@@ -147,14 +147,13 @@ def _gather_of_every_member(pfor_input: Any) -> Any:
   return pfor.wrap(_rows_of_every_member(resource, at[..., 1], dtype), True)
 
 
-def _rows_of_every_member(stacked: Any, index: tf.Tensor,
-                          dtype: Any = None) -> tf.Tensor:
-  """Row `index[m, ...]` of member m of `stacked` (a variable or its
-  handle), for every member m: a gather XLA compiles, unlike
+def _rows_of_every_member(handle: tf.Tensor, index: tf.Tensor,
+                          dtype: tf.DType) -> tf.Tensor:
+  """Row `index[m, ...]` of member m of the stacked variable behind
+  `handle`, for every member m: a gather XLA compiles, unlike
   `tf.gather_nd`'s of a variable."""
-  return tf.raw_ops.ResourceGather(
-      resource=getattr(stacked, "handle", stacked), indices=index,
-      batch_dims=1, dtype=dtype or stacked.dtype)
+  return tf.raw_ops.ResourceGather(resource=handle, indices=index,
+                                   batch_dims=1, dtype=dtype)
 
 
 def write(stacked: tf.Variable, written: Sequence[tuple[tf.Tensor,
@@ -169,4 +168,5 @@ def write(stacked: tf.Variable, written: Sequence[tuple[tf.Tensor,
                              tf.shape(index))
     keep = tf.reshape(counts, [-1] + [1] * (rows.shape.rank - 1))
     stacked.scatter_nd_update(tf.stack([member, index], axis=-1), tf.where(
-        keep, rows, _rows_of_every_member(stacked, index)))
+        keep, rows, _rows_of_every_member(stacked.handle, index,
+                                          stacked.dtype)))

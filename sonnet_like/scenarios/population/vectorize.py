@@ -34,12 +34,13 @@ def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
   flat = tf.nest.flatten(elems)
   specs = [tf.TensorSpec(t.shape[1:], t.dtype) for t in flat]
   context = ag_ctx.control_status_ctx()  # As `tf.vectorized_map` calls it.
-  made = []
+  made = None  # What `fn` returned for one member (its structure).
 
   def member(*args):
+    nonlocal made
     call = tf.__internal__.autograph.tf_convert(fn, context)
-    made.append(call(tf.nest.pack_sequence_as(elems, list(args))))
-    return tf.nest.flatten(made[-1])
+    made = call(tf.nest.pack_sequence_as(elems, list(args)))
+    return tf.nest.flatten(made)
 
   traced = tf.function(member, autograph=False).get_concrete_function(
       *specs)
@@ -53,4 +54,4 @@ def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
     outputs = pfor._convert_function_call(traced, converter, inputs)  # pylint: disable=protected-access
     stacked = [out.t if out.is_stacked
                else pfor._stack(out.t, [size]).t for out in outputs]  # pylint: disable=protected-access
-  return tf.nest.pack_sequence_as(made[-1], stacked)
+  return tf.nest.pack_sequence_as(made, stacked)
