@@ -24,9 +24,9 @@ for op (a solo run's graph does not change).
 
 `tf.vectorized_map` has no vectorised form of TensorFlow's stateless random
 ops for a key per member (it would run them in a `While` over the members),
-so with a static member count `_once_per_member` makes each draw's op once
-per member, on that member's key and counter: every member's numbers are
-TensorFlow's, bit for bit, with XLA too (`stateless_uniform` and
+so with a static member count `per_member.convert` makes each draw's op
+once per member, on that member's key and counter: every member's numbers
+are TensorFlow's, bit for bit, with XLA too (`stateless_uniform` and
 `stateless_normal` do the same for a seed). Measured against the other
 ways (load ~1-4): Philox written in TF ops (vectorised; this module's
 first form) cost ~140-280 us a draw at 1-64 members, once per member
@@ -37,8 +37,8 @@ and 520 us.
 """
 
 import tensorflow as tf
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.ops.parallel_for import pfor
+
+from sonnet_like.core import per_member
 
 # The counter words of a Philox state [counter low, counter high, key].
 _COUNTER_SIZE = 2
@@ -151,29 +151,7 @@ def _key_counter(seed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
 
 def _per_member(drawn: tf.Tensor) -> tf.Tensor:
   """`drawn`, whose op `tf.vectorized_map` is to make once per member
-  (`_once_per_member`; in a graph: an eager tensor has no op)."""
+  (`per_member.convert`; in a graph: an eager tensor has no op)."""
   if not tf.executing_eagerly():
-    drawn.op.pfor_converter = _once_per_member
+    drawn.op.pfor_converter = per_member.convert
   return drawn
-
-
-def _once_per_member(pfor_input) -> list[pfor.WrappedTensor]:
-  """`tf.vectorized_map`'s conversion of a stateless random op: the op
-  again for each member, on that member's inputs, its outputs stacked. A
-  member count known only when run leaves it to pfor's `While`."""
-  count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
-  if count is None:
-    raise pfor.ConversionNotImplementedError(
-        "Generator: a draw per member needs a static member count.")
-  members = int(count[0])
-  inputs = []
-  for index in range(pfor_input.num_inputs):
-    value, stacked, _ = pfor_input.input(index)
-    inputs.append(tf.unstack(value, members) if stacked
-                  else [value] * members)
-  op = pfor_input.op
-  made = [tf.compat.v1.get_default_graph().create_op(
-      op.type, list(member), [x.dtype for x in op.outputs],
-      attrs=op.node_def.attr) for member in zip(*inputs)]
-  return [pfor.wrap(tf.stack([m.outputs[i] for m in made]), True)
-          for i in range(len(op.outputs))]

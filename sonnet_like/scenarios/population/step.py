@@ -249,9 +249,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
       finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    for i, new_value, old_value in zip(carried, new, old):
-      keep = tf.reshape(ok, [-1] + [1] * (new_value.shape.rank - 1))
-      members.stacked[i].assign(tf.where(keep, new_value, old_value))
+    for i, value in zip(carried, _kept(ok, new, old)):
+      members.stacked[i].assign(value)
     for i, rows_written in zip(by_rows, written):
       rows.write(members.stacked[i], rows_written, ok)
     if not skip:  # A member that failed stops; the others go on.
@@ -268,3 +267,18 @@ def vectorized(members: members_lib.Members, scenario: Any,
     return means, counts
 
   return replica_step
+
+
+def _kept(ok: tf.Tensor, new: list[tf.Tensor], old: list[tf.Tensor]
+          ) -> list[tf.Tensor]:
+  """Each member's `new` values where `ok`, else its `old` ones. When
+  every member is ok (almost always) the values pass as they are: no
+  select over every variable (a DQN population's 256-256 networks and
+  their Adam slots: ~1.7 ms a step on two cores)."""
+  def selected():
+    return [tf.where(tf.reshape(ok, [-1] + [1] * (n.shape.rank - 1)), n, o)
+            for n, o in zip(new, old)]
+  if not new:
+    return []
+  return tf.cond(tf.reduce_all(ok), lambda: list(new), selected)
+

@@ -1,0 +1,40 @@
+"""`convert`: pfor's conversion of an op made again for every member.
+
+`tf.vectorized_map` (pfor) has no vectorised form of some ops a member's
+step makes: TensorFlow's stateless random ops for a key per member
+(`core/generator.py`), `L2Loss` (gradient clipping). Left to pfor, such an
+op runs in a `While` over the members, its outputs gathered in
+`TensorList`s, at every use. An op whose `pfor_converter` is `convert` is
+made once per member instead, on that member's inputs, and its outputs
+stacked: each member's value is the op's own, bit for bit a solo run's.
+
+    half = tf.nn.l2_loss(gradient)
+    if not tf.executing_eagerly():  # An eager tensor has no op.
+      half.op.pfor_converter = per_member.convert
+"""
+
+import tensorflow as tf
+# pylint: disable-next=g-direct-tensorflow-import
+from tensorflow.python.ops.parallel_for import pfor
+
+
+def convert(pfor_input) -> list[pfor.WrappedTensor]:
+  """The op of `pfor_input` again for each member, on that member's
+  inputs, its outputs stacked. A member count known only when run leaves
+  it to pfor's `While`."""
+  count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
+  if count is None:
+    raise pfor.ConversionNotImplementedError(
+        f"{pfor_input.op_type} once per member needs a static member count.")
+  members = int(count[0])
+  inputs = []
+  for index in range(pfor_input.num_inputs):
+    value, stacked, _ = pfor_input.input(index)
+    inputs.append(tf.unstack(value, members) if stacked
+                  else [value] * members)
+  op = pfor_input.op
+  made = [tf.compat.v1.get_default_graph().create_op(
+      op.type, list(member), [x.dtype for x in op.outputs],
+      attrs=op.node_def.attr) for member in zip(*inputs)]
+  return [pfor.wrap(tf.stack([m.outputs[i] for m in made]), True)
+          for i in range(len(op.outputs))]
