@@ -8,10 +8,11 @@ settings) of `--iterations` iterations; the script prints each run's wall
 time (tracing included) and then, on the compiled call the run made, the
 time of one more iteration, measured in rounds that alternate solo and
 population calls (median over rounds, so a drift of the machine's load
-hits both). Printed: the ratios and the load (`uptime`). For PPO also the
-time of the iteration's matrix products alone, batched over the members
-as `tf.vectorized_map` makes them (`products_floor`): no population step
-can be faster than that on this machine.
+hits both). Printed: the ratios and the load (`uptime`). For PPO and DQN
+also the time of the iteration's matrix products alone, batched over the
+members as `tf.vectorized_map` makes them (`products_floor`,
+`dqn_products_floor`): no population step can be faster than that on this
+machine; for DQN that floor over the CartPole recipe's whole run.
 
     python benchmarks/bench_population_rl.py --members 16
     python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
@@ -156,6 +157,49 @@ def products_floor(args: argparse.Namespace, members: int):
       return i + 1, total
 
     return tf.while_loop(lambda i, _: i < updates, update, (0, total))
+
+  def timed() -> float:
+    start = time.perf_counter()
+    products()[1].numpy()
+    return time.perf_counter() - start
+
+  timed()
+  return timed
+
+
+def dqn_products_floor(members: int):
+  """DQN only: the matrix products of one iteration's `DQN_ROUND` updates
+  alone (batch 128, 256-256 MLPs, 2 actions), batched over the members:
+  the online network on the observations and on the next ones (double
+  DQN), the target network on the next ones, and the online network's
+  backward products. The rollout's one-observation products are left out.
+  A floor under a population iteration's time on this machine."""
+  sizes = [4, 256, 256, 2]
+  online, target = ([tf.random.normal([members, a, b])
+                     for a, b in zip(sizes, sizes[1:])] for _ in range(2))
+
+  def forward(x, layers):
+    outputs = [x]
+    for w in layers:
+      outputs.append(tf.matmul(outputs[-1], w))
+    return outputs
+
+  @tf.function
+  def products():
+    def update(i, total):
+      # Inputs that change each update, so no product is computed once.
+      x = tf.fill([members, 128, 4], tf.cast(i, tf.float32))
+      total += tf.reduce_sum(forward(x + 1.0, online)[-1])
+      total += tf.reduce_sum(forward(x + 1.0, target)[-1])
+      outputs = forward(x, online)
+      delta = outputs[-1]
+      for j in reversed(range(len(online))):
+        total += tf.reduce_sum(tf.matmul(outputs[j], delta, adjoint_a=True))
+        if j:
+          delta = tf.matmul(delta, online[j], adjoint_b=True)
+      return i + 1, total
+
+    return tf.while_loop(lambda i, _: i < DQN_ROUND, update, (0, 0.0))
 
   def timed() -> float:
     start = time.perf_counter()
@@ -317,14 +361,16 @@ def main() -> None:
           f"{wall:.2f} s (tracing included), {wall / solo_wall:.2f}x the solo "
           "run")
     ppo = args.scenario == "ppo"
-    floor = products_floor(args, members) if ppo else None
+    floor = (products_floor(args, members) if ppo else
+             dqn_products_floor(members) if args.scenario == "dqn" else None)
     hand = hand_stacked(args, members) if ppo else None
     solo_times, population_times, floor_times, hand_times = [], [], [], []
     for _ in range(args.rounds):
       solo_times += [solo_call() for _ in range(args.calls)]
       population_times += [call() for _ in range(args.calls)]
-      if ppo:
+      if floor:
         floor_times += [floor() for _ in range(args.calls)]
+      if hand:
         hand_times += [hand() for _ in range(args.calls)]
     solo_median = statistics.median(solo_times)
     median = statistics.median(population_times)
@@ -345,6 +391,13 @@ def main() -> None:
             f"(batched, nothing else) {floor_median * 1e3:.1f} ms, "
             f"{floor_median / solo_median:.2f}x the solo iteration (a floor "
             "under the ratio above)")
+      if args.scenario == "dqn":  # The recipe: 50,000 steps, from 1,000.
+        rounds = (50_000 - 1_000) // DQN_ROUND
+        print(f"{members} members: the DQN CartPole recipe's {rounds} "
+              f"rounds of updates: its products alone "
+              f"{rounds * floor_median:.0f} s, this population "
+              f"{rounds * median:.0f} s (a whole run takes longer: its first "
+              "1,000 steps and its tracing are left out)")
   print(f"# load after: {load()}")
 
 
