@@ -273,12 +273,13 @@ def _kept(ok: tf.Tensor, new: list[tf.Tensor], old: list[tf.Tensor]
           ) -> list[tf.Tensor]:
   """Each member's `new` values where `ok`, else its `old` ones. When
   every member is ok (almost always) the values pass as they are: no
-  select over every variable (a DQN population's 256-256 networks and
-  their Adam slots: ~1.7 ms a step on two cores)."""
+  select over every variable at every step (ten DQN members' 256-256
+  networks and Adam slots: ~2 ms a step on two cores, without XLA)."""
+  if not new:
+    return []
+
   def selected():
     return [tf.where(tf.reshape(ok, [-1] + [1] * (n.shape.rank - 1)), n, o)
             for n, o in zip(new, old)]
-  if not new:
-    return []
-  return tf.cond(tf.reduce_all(ok), lambda: list(new), selected)
 
+  return tf.cond(tf.reduce_all(ok), lambda: list(new), selected)
