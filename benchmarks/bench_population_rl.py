@@ -115,6 +115,38 @@ def one_more(scenario, steps: int):
   return iteration
 
 
+def _forward(x, layers):
+  """The products of a bias-free MLP `layers` on `x`: every layer's input,
+  then the output."""
+  outputs = [x]
+  for w in layers:
+    outputs.append(tf.matmul(outputs[-1], w))
+  return outputs
+
+
+def _backward(outputs, layers, delta):
+  """The backward products of `layers` from `delta` at their output (the
+  weights' gradients, summed so that each is computed)."""
+  total = 0.0
+  for j in reversed(range(len(layers))):
+    total += tf.reduce_sum(tf.matmul(outputs[j], delta, adjoint_a=True))
+    if j:
+      delta = tf.matmul(delta, layers[j], adjoint_b=True)
+  return total
+
+
+def _timed(products):
+  """`products` (a `tf.function` returning `(count, total)`) traced and run
+  once; a function timing one more run of it."""
+  def timed() -> float:
+    start = time.perf_counter()
+    products()[1].numpy()
+    return time.perf_counter() - start
+
+  timed()
+  return timed
+
+
 def products_floor(args: argparse.Namespace, members: int):
   """PPO only: the matrix products of one population iteration alone, as
   `tf.vectorized_map` makes them (batched over the members): the rollout's
@@ -129,42 +161,26 @@ def products_floor(args: argparse.Namespace, members: int):
   batch = envs * length // args.minibatches
   updates = args.epochs * args.minibatches
 
-  def forward(x, layers):
-    outputs = [x]
-    for w in layers:
-      outputs.append(tf.matmul(outputs[-1], w))
-    return outputs
-
   @tf.function
   def products():
     def step(i, total):
-      outputs = forward(tf.ones([members, envs, 4]), weights["actor"])
+      outputs = _forward(tf.ones([members, envs, 4]), weights["actor"])
       return i + 1, total + tf.reduce_sum(outputs[-1])
 
     _, total = tf.while_loop(lambda i, _: i < length, step, (0, 0.0))
-    values = forward(tf.ones([members, 2 * envs * length + envs, 4]),
-                     weights["critic"])
+    values = _forward(tf.ones([members, 2 * envs * length + envs, 4]),
+                      weights["critic"])
     total += tf.reduce_sum(values[-1])
 
     def update(i, total):
       for layers in weights.values():
-        outputs = forward(tf.ones([members, batch, 4]), layers)
-        delta = tf.ones_like(outputs[-1])
-        for j in reversed(range(len(layers))):
-          total += tf.reduce_sum(tf.matmul(outputs[j], delta, adjoint_a=True))
-          if j:
-            delta = tf.matmul(delta, layers[j], adjoint_b=True)
+        outputs = _forward(tf.ones([members, batch, 4]), layers)
+        total += _backward(outputs, layers, tf.ones_like(outputs[-1]))
       return i + 1, total
 
     return tf.while_loop(lambda i, _: i < updates, update, (0, total))
 
-  def timed() -> float:
-    start = time.perf_counter()
-    products()[1].numpy()
-    return time.perf_counter() - start
-
-  timed()
-  return timed
+  return _timed(products)
 
 
 def dqn_products_floor(members: int):
@@ -178,36 +194,20 @@ def dqn_products_floor(members: int):
   online, target = ([tf.random.normal([members, a, b])
                      for a, b in zip(sizes, sizes[1:])] for _ in range(2))
 
-  def forward(x, layers):
-    outputs = [x]
-    for w in layers:
-      outputs.append(tf.matmul(outputs[-1], w))
-    return outputs
-
   @tf.function
   def products():
     def update(i, total):
       # Inputs that change each update, so no product is computed once.
       x = tf.fill([members, 128, 4], tf.cast(i, tf.float32))
-      total += tf.reduce_sum(forward(x + 1.0, online)[-1])
-      total += tf.reduce_sum(forward(x + 1.0, target)[-1])
-      outputs = forward(x, online)
-      delta = outputs[-1]
-      for j in reversed(range(len(online))):
-        total += tf.reduce_sum(tf.matmul(outputs[j], delta, adjoint_a=True))
-        if j:
-          delta = tf.matmul(delta, online[j], adjoint_b=True)
+      total += tf.reduce_sum(_forward(x + 1.0, online)[-1])
+      total += tf.reduce_sum(_forward(x + 1.0, target)[-1])
+      outputs = _forward(x, online)
+      total += _backward(outputs, online, outputs[-1])
       return i + 1, total
 
     return tf.while_loop(lambda i, _: i < DQN_ROUND, update, (0, 0.0))
 
-  def timed() -> float:
-    start = time.perf_counter()
-    products()[1].numpy()
-    return time.perf_counter() - start
-
-  timed()
-  return timed
+  return _timed(products)
 
 
 class HandStacked(tf.Module):
