@@ -2,11 +2,13 @@
 
 `tf.vectorized_map` (pfor) has no vectorised form of some ops a member's
 step makes: TensorFlow's stateless random ops for a key per member
-(`core/generator.py`), `L2Loss` (gradient clipping). Left to pfor, such an
-op runs in a `While` over the members, its outputs gathered in
-`TensorList`s, at every use. An op whose `pfor_converter` is `convert` is
-made once per member instead, on that member's inputs, and its outputs
-stacked: each member's value is the op's own, bit for bit a solo run's.
+(`core/generator.py`), `L2Loss` (gradient clipping, a weight penalty),
+`Conv3D`, `Sort`. Left to pfor, such an op runs in a `While` over the
+members, its outputs gathered in `TensorList`s, at every use. An op whose
+`pfor_converter` is `convert` is made once per member instead, on that
+member's inputs, and its outputs stacked: each member's value is the op's
+own, bit for bit a solo run's. `unconvertible(op)` tells which ops of a
+member's step to give it (`population/lockstep.py` walks them).
 
     half = tf.nn.l2_loss(gradient)
     if not tf.executing_eagerly():  # An eager tensor has no op.
@@ -16,6 +18,19 @@ stacked: each member's value is the op's own, bit for bit a solo run's.
 import tensorflow as tf
 # pylint: disable-next=g-direct-tensorflow-import
 from tensorflow.python.ops.parallel_for import pfor
+
+
+def unconvertible(op: tf.Operation) -> bool:
+  """Whether pfor would run `op` in a `While` over the members, and
+  `convert` can make it per member instead: pfor has no conversion for it,
+  it changes no state (so the members' copies may run in any order), and
+  its outputs have one known shape (so they stack) and none is a variant."""
+  return (op.type not in pfor._pfor_converter_registry  # pylint: disable=protected-access
+          and not hasattr(op, "pfor_converter")
+          and not op.op_def.is_stateful and bool(op.inputs and op.outputs)
+          and all(x.shape.is_fully_defined() for x in op.outputs)
+          and all(x.dtype != tf.variant
+                  for x in list(op.outputs) + list(op.inputs)))
 
 
 def convert(pfor_input) -> list[pfor.WrappedTensor]:

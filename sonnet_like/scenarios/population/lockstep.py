@@ -15,6 +15,8 @@ loop is one `tf.while_loop` whose body is the body vectorised for all
 members, its shapes known. A condition that differs per member (PPO's
 `target_kl`, Acrobot's angle wrapping) runs the loop while any member's
 holds, each member keeping the values its own last iteration left.
+The same walk gives every op pfor has no conversion for (`L2Loss` of
+clipping or a weight penalty) `core.per_member`'s, instead of a `While`.
 """
 
 from typing import Any
@@ -22,18 +24,23 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.python.ops.parallel_for import pfor
 
+from sonnet_like.core import per_member
+
 _WHILE_OPS = ("While", "StatelessWhile")
 
 
 def mark_graph(graph: Any) -> None:
   """Gives every loop in `graph` and in the functions its ops call (loop
-  bodies, branches) the lockstep conversion."""
+  bodies, branches) the lockstep conversion, and every op pfor has no
+  conversion for (`L2Loss`, ...) `per_member.convert`."""
   seen = set()
 
   def walk(g):
     for op in g.get_operations():
       if op.type in _WHILE_OPS:
         op.pfor_converter = _lockstep
+      elif per_member.unconvertible(op):  # Not in a `While` of pfor's.
+        op.pfor_converter = per_member.convert
       for value in op.node_def.attr.values():
         names = ([value.func.name] if value.HasField("func")
                  else [f.name for f in value.list.func])

@@ -13,7 +13,7 @@ get the stacked values back when a member is asked for (`member(i)`).
 
 import contextlib
 import copy
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import tensorflow as tf
 from tensorflow.python.eager import tape as tape_lib
@@ -91,18 +91,40 @@ def member_variables() -> Iterator[list[MemberVariable]]:
 
 
 @contextlib.contextmanager
-def swapped(scenario: Any, objects: dict[int, Any]) -> Iterator[None]:
+def swapped(scenario: Any, objects: dict[int, Any],
+            stand_ins: Sequence[tuple[tf.Module, tf.Module]] = ()
+            ) -> Iterator[None]:
   """The scenario's attributes holding one of `objects`' keys (by id) hold
-  its value inside the block."""
+  its value inside the block. Each module of `stand_ins` (the user's,
+  which a loss or a step may close over) shares the state of its
+  replacement: it is that member's, or the template, in the block."""
   saved = {name: value for name, value in vars(scenario).items()
            if id(value) in objects}
   for name, value in saved.items():
     setattr(scenario, name, objects[id(value)])
+  states = [(module, vars(module)) for module, _ in stand_ins]
+  for module, replacement in stand_ins:  # Not tf.Module's tracking setattr.
+    object.__setattr__(module, "__dict__", vars(replacement))
   try:
     yield
   finally:
+    for module, state in reversed(states):
+      object.__setattr__(module, "__dict__", state)
     for name, value in saved.items():
       setattr(scenario, name, value)
+
+
+def _stand_ins(originals: Iterable[Any], memo: dict[int, Any]
+               ) -> list[tuple[tf.Module, tf.Module]]:
+  """Each module among `originals` and their submodules, with its copy in
+  a `copy.deepcopy` `memo`."""
+  pairs = {}
+  for value in originals:
+    if isinstance(value, tf.Module):
+      for module in [value, *value.submodules]:
+        if id(module) in memo and memo[id(module)] is not module:
+          pairs[id(module)] = (module, memo[id(module)])
+  return list(pairs.values())
 
 
 @contextlib.contextmanager
@@ -177,9 +199,12 @@ def _as_member_variable(variable: tf.Variable) -> MemberVariable:
 class _Untracked:
   """A plain holder: what `tf.Module` must not track (and checkpoint)."""
 
-  def __init__(self, templates, template_variables, copies, copy_variables):
+  def __init__(self, templates, template_variables, template_stand_ins,
+               copies, copy_variables, stand_ins):
     self.templates, self.template_variables = templates, template_variables
+    self.template_stand_ins = template_stand_ins
     self.copies, self.copy_variables = copies, copy_variables
+    self.stand_ins = stand_ins  # Each member's, as `swapped` takes them.
 
 
 class Members(tf.Module):
@@ -199,21 +224,19 @@ class Members(tf.Module):
   """
 
   def __init__(self, population: settings_lib.Population,
-               templates: dict[int, Any], template_variables: list[Any],
-               copies: list[dict[int, Any]],
-               copy_variables: list[list[tf.Variable]]):
+               parts: _Untracked):
     super().__init__(name="population")
     self.population = population
     # Not in the checkpoint: the templates hold no state, the copies are
     # derived from the stacked values.
-    self._parts = _Untracked(templates, template_variables, copies,
-                             copy_variables)
+    self._parts = parts
+    copy_variables = parts.copy_variables
     self.stacked = [
         tf.Variable(
             tf.stack([made[j].read_value() for made in copy_variables]),
             trainable=False,
             name=template.name.split(":")[0].replace("/", "_"))
-        for j, template in enumerate(template_variables)]
+        for j, template in enumerate(parts.template_variables)]
     self.alive = tf.Variable(tf.ones([population.size], tf.bool),
                              trainable=False, name="alive")
 
@@ -240,7 +263,7 @@ class Members(tf.Module):
       by_id[id(rng)] = rng
     existing = list({v.ref(): v for value in by_id.values()
                      for v in _variables_of(value)}.values())
-    copies, copy_variables, built = [], [], []
+    copies, copy_variables, built, stand_ins = [], [], [], []
     before = dict(vars(scenario))
     # On several replicas a generator made in the strategy's scope refers
     # to it: the copies keep it, the templates none (a member's step runs
@@ -257,9 +280,11 @@ class Members(tf.Module):
         for value in made_copies.values():
           if kinds.is_optimizer(value):
             value.learning_rate = settings["learning_rate"]
+      stand_ins.append(_stand_ins(by_id.values(), memo))
       with seed_lib.global_seed(seed), \
           tensor_variable.new_variables() as made, \
-          swapped(scenario, made_copies), seeded_as(scenario, seed):
+          swapped(scenario, made_copies, stand_ins[-1]), \
+          seeded_as(scenario, seed):
         scenario.build()
       built.append(_built(scenario, before))
       copies.append(made_copies)
@@ -271,10 +296,12 @@ class Members(tf.Module):
     memo = {id(strategy): None} if several else {}
     memo.update((id(v), _as_member_variable(v)) for v in existing)
     templates = copy.deepcopy(by_id, memo)
+    template_stand_ins = _stand_ins(by_id.values(), memo)
     # As a member's step is traced: the optimizers' first (zero) updates
     # change the templates' tensors, which no strategy mirrors.
     with seed_lib.global_seed(population.seeds[0]), \
-        member_variables() as made, swapped(scenario, templates), (
+        member_variables() as made, swapped(
+            scenario, templates, template_stand_ins), (
             replicas.one_device() if several else contextlib.nullcontext()):
       scenario.build()
     template_built = _built(scenario, before)
@@ -289,12 +316,14 @@ class Members(tf.Module):
         raise ValueError(SHAPE_ERROR.format(
             owner=owner, member=i, count=len(variables),
             expected=len(template_variables)))
-    return cls(population, templates, template_variables, copies,
-               copy_variables)
+    return cls(population, _Untracked(
+        templates, template_variables, template_stand_ins, copies,
+        copy_variables, stand_ins))
 
   def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
     """The block in which the scenario's attributes hold the templates."""
-    return swapped(scenario, self._parts.templates)
+    return swapped(scenario, self._parts.templates,
+                   self._parts.template_stand_ins)
 
   def member_in(self, scenario: Any, index: int
                 ) -> contextlib.AbstractContextManager:
@@ -304,7 +333,8 @@ class Members(tf.Module):
     # `member` keys each copy by the id of the scenario's own object and
     # of its template: whichever the attribute holds is swapped.
     stack = contextlib.ExitStack()
-    stack.enter_context(swapped(scenario, self.member(index)))
+    stack.enter_context(swapped(scenario, self.member(index),
+                                self._parts.stand_ins[index]))
     stack.enter_context(seeded_as(scenario, self.population.seeds[index]))
     return stack
 

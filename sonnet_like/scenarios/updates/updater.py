@@ -26,7 +26,6 @@ from typing import Any, Callable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import autograph
-from sonnet_like.core import per_member
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.updates import kinds
 from sonnet_like.scenarios.updates import learning_rate as learning_rate_lib
@@ -411,9 +410,6 @@ def clip_by_global_norm(grads: Sequence[tf.Tensor], clip_norm: float
           else tf.float32)
   halves = [tf.nn.l2_loss(g if g.dtype == wide else tf.cast(g, wide))
             for g in grads]
-  if not tf.executing_eagerly():  # In a population: not in a `While`.
-    for half in halves:
-      half.op.pfor_converter = per_member.convert
   norm = tf.sqrt(2.0 * (halves[0] if len(halves) == 1 else tf.add_n(halves)))
   scale = clip_norm / tf.maximum(norm, clip_norm)
   return [g * tf.cast(scale, g.dtype) for g in grads], norm

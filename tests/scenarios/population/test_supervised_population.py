@@ -75,6 +75,29 @@ def test_the_model_passed_stays_unbuilt_and_members_are_real_modules():
     population.member(2)
 
 
+def _penalised_run(**settings):
+  """A run whose loss closes over the model it passes (a weight penalty)."""
+  model = snt.nets.MLP([8, 2], name="mlp")
+
+  def penalised(logits, labels):
+    penalty = tf.add_n([tf.nn.l2_loss(w) for w in model.trainable_variables])
+    return _loss(logits, labels) + 0.05 * penalty
+
+  scenario = snt.scenarios.Supervised(
+      num_steps=STEPS, batch_size=16, log_every=10, progress=False,
+      tensorboard=False, clip_norm=1.0, **settings)
+  scenario(model, snt.optimizers.Adam(0.01), penalised, _data())
+  return scenario, model
+
+
+def test_a_loss_closing_over_the_model_reads_each_members_weights():
+  population, model = _penalised_run(population=[3, 5])
+  _, solo = _penalised_run(seed=5)
+  assert _close(population.member(1), solo) < TOLERANCE
+  with pytest.raises(ValueError, match="does not currently contain"):
+    model.variables  # pylint: disable=pointless-statement  # As it was.
+
+
 def test_a_learning_rate_sweep_gives_each_member_its_rate():
   grid = snt.scenarios.Population.grid(seeds=[0, 1],
                                        learning_rate=[0.1, 0.001])
