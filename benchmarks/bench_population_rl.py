@@ -1,23 +1,26 @@
-"""PPO or DQN on the in-graph CartPole, TD3 or SAC on the in-graph
-Pendulum: a population of N seeds against one seed, in one process (issue
-42's target for PPO: 16 seeds at most 3x one seed's wall time, 64 seeds at
-most 8x).
+"""PPO or DQN on the in-graph CartPole, TD3 or SAC on an in-graph
+continuous task (`--task`, Pendulum by default): a population of N seeds
+against one seed, in one process (issue 42's target for PPO: 16 seeds at
+most 3x one seed's wall time, 64 seeds at most 8x).
 
 Each contender is a real run (`population=N` and the solo `seed=0`, same
 settings) of `--iterations` iterations; the script prints each run's wall
 time (tracing included) and then, on the compiled call the run made, the
 time of one more iteration, measured in rounds that alternate solo and
 population calls (median over rounds, so a drift of the machine's load
-hits both). Printed: the ratios and the load (`uptime`). For PPO and DQN
-also the time of the iteration's matrix products alone, batched over the
-members as `tf.vectorized_map` makes them (`products_floor`,
-`dqn_products_floor`): no population step can be faster than that on this
-machine; for DQN that floor over the CartPole recipe's whole run.
+hits both). Printed: the ratios and the load (`uptime`). For PPO, DQN and
+SAC also the time of the iteration's matrix products alone, batched over
+the members as `tf.vectorized_map` makes them (`products_floor`,
+`dqn_products_floor`, `sac_products_floor`): no population step can be
+faster than that on this machine; for DQN and SAC that floor over the
+recipe's whole run.
 
     python benchmarks/bench_population_rl.py --members 16
     python benchmarks/bench_population_rl.py --members 16 64 --rounds 7
     python benchmarks/bench_population_rl.py --scenario dqn --members 4 10
     python benchmarks/bench_population_rl.py --scenario td3 --members 10
+    python benchmarks/bench_population_rl.py --scenario sac --members 10 \
+        --task MountainCarContinuous-v0 --jit
 
 PPO: the CartPole recipe's shape (`PPO.recipe("CartPole-v1")`: 8
 environments, rollouts of 32, 20 epochs of one minibatch of 256, 64-64
@@ -25,10 +28,10 @@ MLPs); its schedules and clipping are left out (they cost the same alone
 and in a population). DQN: the CartPole recipe's (`DQN.recipe`: one
 environment, a replay buffer of 100,000, 256 updates of batch 128 every
 256 steps, 256-256 MLPs); an iteration is 256 steps and their updates.
-TD3 and SAC: the Pendulum recipes' (`TD3.recipe("Pendulum-v1")`, `SAC`'s:
+TD3 and SAC: the `--task` recipe's (`TD3.recipe("Pendulum-v1")`, `SAC`'s:
 one environment, batch 256, 64-64 relu MLPs, Adam 1e-3, one update a
-step), learning from the first step; an iteration is 64 steps, each with
-its update.
+step; MountainCarContinuous: batch 512, 32 updates every 32 steps),
+learning from the first step; an iteration is 64 steps and 64 updates.
 """
 
 import argparse
@@ -46,9 +49,9 @@ from sonnet_like.scenarios.rl.parts import returns  # noqa: E402
 
 
 DQN_ROUND = 256  # Steps between the DQN recipe's rounds of updates.
-PENDULUM_ROUND = 64  # Steps (each with its update) a TD3 or SAC iteration.
-ROUND = {"ppo": 1, "dqn": DQN_ROUND, "td3": PENDULUM_ROUND,
-         "sac": PENDULUM_ROUND}
+CONTINUOUS_ROUND = 64  # Steps (and as many updates) a TD3 or SAC iteration.
+ROUND = {"ppo": 1, "dqn": DQN_ROUND, "td3": CONTINUOUS_ROUND,
+         "sac": CONTINUOUS_ROUND}
 
 
 def make_run(args: argparse.Namespace, **settings):
@@ -57,7 +60,7 @@ def make_run(args: argparse.Namespace, **settings):
   if args.scenario == "dqn":
     return make_dqn_run(args, **settings)
   if args.scenario in ("td3", "sac"):
-    return make_pendulum_run(args, **settings)
+    return make_continuous_run(args, **settings)
   ppo = snt.scenarios.PPO(
       num_env_steps=args.iterations * args.num_envs * args.rollout_length,
       num_envs=args.num_envs, rollout_length=args.rollout_length,
@@ -86,18 +89,23 @@ def make_dqn_run(args: argparse.Namespace, **settings):
   return time.perf_counter() - start, dqn
 
 
-def make_pendulum_run(args: argparse.Namespace, **settings):
-  # The recipe's settings, learning from the first step.
+def _continuous_recipe(args: argparse.Namespace):
   scenario_type = {"td3": snt.scenarios.TD3, "sac": snt.scenarios.SAC}[
       args.scenario]
-  recipe = scenario_type.recipe("Pendulum-v1")
+  return scenario_type.recipe(args.task)
+
+
+def make_continuous_run(args: argparse.Namespace, **settings):
+  # The recipe's settings, learning from the first step.
+  recipe = _continuous_recipe(args)
   scenario = recipe.scenario(
-      num_env_steps=args.iterations * PENDULUM_ROUND, learning_starts=0,
-      steps_per_call=PENDULUM_ROUND, progress=False, tensorboard=False,
-      log_every=PENDULUM_ROUND, jit_compile=args.jit, **settings)
+      num_env_steps=args.iterations * CONTINUOUS_ROUND, learning_starts=0,
+      steps_per_call=CONTINUOUS_ROUND, progress=False, tensorboard=False,
+      log_every=CONTINUOUS_ROUND, jit_compile=args.jit, **settings)
   actor, critic = recipe.networks()
   start = time.perf_counter()
-  scenario(actor, critic, recipe.optimizer(), snt.envs.Pendulum(num_envs=1))
+  scenario(actor, critic, recipe.optimizer(),
+           snt.envs.make(args.task, num_envs=1, seed=0, in_graph=True))
   return time.perf_counter() - start, scenario
 
 
@@ -206,6 +214,65 @@ def dqn_products_floor(members: int):
       return i + 1, total
 
     return tf.while_loop(lambda i, _: i < DQN_ROUND, update, (0, 0.0))
+
+  return _timed(products)
+
+
+def _kernels(module, members: int) -> list[tf.Tensor]:
+  """`members` stacked random kernels of the shapes of `module`'s."""
+  return [tf.random.normal([members, *v.shape])
+          for v in module.trainable_variables if v.shape.rank == 2]
+
+
+def _input_delta(layers, delta):
+  """The backward products of `layers` from `delta` at their output down
+  to their input (no weight gradient: the actor's loss through a critic)."""
+  for w in reversed(layers):
+    delta = tf.matmul(delta, w, adjoint_b=True)
+  return tf.reduce_sum(delta)
+
+
+def sac_products_floor(solo, members: int):
+  """SAC only: the matrix products of one iteration's `CONTINUOUS_ROUND`
+  updates alone, with the shapes of `solo`'s networks and batch, batched
+  over the members: the actor and both target critics on the next
+  observations; both critics forward and backward (their loss); the actor,
+  both critics on its actions and back through them to the actor (its
+  loss). Left out: the rollout's one-observation products and gSDE's
+  (a `[batch, 64] x [64, actions]` few). A floor under a population
+  iteration's time on this machine."""
+  models = solo.models()
+  actor = _kernels(models["actor"], members)
+  critics = [_kernels(models[name], members)
+             for name in ("critic", "twin_critic")]
+  targets = [_kernels(models[name], members)
+             for name in ("critic", "twin_critic")]
+  batch = solo.batch_size
+  observations = actor[0].shape[1]
+  pairs = critics[0][0].shape[1]  # Observations and actions.
+
+  @tf.function
+  def products():
+    def update(i, total):
+      # Inputs that change each update, so no product is computed once.
+      step = tf.cast(i, tf.float32)
+      x = tf.fill([members, batch, observations], step)
+      xa = tf.fill([members, batch, pairs], step)
+      total += tf.reduce_sum(_forward(x + 1.0, actor)[-1])
+      for target in targets:
+        total += tf.reduce_sum(_forward(xa + 1.0, target)[-1])
+      for critic in critics:
+        outputs = _forward(xa, critic)
+        total += _backward(outputs, critic, outputs[-1])
+      outputs = _forward(x, actor)
+      for critic in critics:
+        q = _forward(xa + 2.0, critic)
+        total += _input_delta(critic, q[-1])
+      total += _backward(outputs, actor, outputs[-1])
+      return i + 1, total
+
+    return tf.while_loop(lambda i, _: i < CONTINUOUS_ROUND, update,
+                         (0, 0.0))
 
   return _timed(products)
 
@@ -346,6 +413,8 @@ def main() -> None:
   parser.add_argument("--epochs", type=int, default=20)
   parser.add_argument("--minibatches", type=int, default=1)
   parser.add_argument("--jit", action="store_true")
+  parser.add_argument("--task", default="Pendulum-v1",
+                      help="TD3 and SAC: the recipe's task")
   args = parser.parse_args()
   print(f"# {vars(args)}")
   print(f"# load before: {load()}")
@@ -362,7 +431,9 @@ def main() -> None:
           "run")
     ppo = args.scenario == "ppo"
     floor = (products_floor(args, members) if ppo else
-             dqn_products_floor(members) if args.scenario == "dqn" else None)
+             dqn_products_floor(members) if args.scenario == "dqn" else
+             sac_products_floor(solo, members) if args.scenario == "sac"
+             else None)
     hand = hand_stacked(args, members) if ppo else None
     solo_times, population_times, floor_times, hand_times = [], [], [], []
     for _ in range(args.rounds):
@@ -398,6 +469,16 @@ def main() -> None:
               f"{rounds * floor_median:.0f} s, this population "
               f"{rounds * median:.0f} s (a whole run takes longer: its first "
               "1,000 steps and its tracing are left out)")
+      if args.scenario == "sac":  # An iteration has CONTINUOUS_ROUND.
+        settings = _continuous_recipe(args).settings
+        updates = (settings["num_env_steps"] * settings.get(
+            "gradient_steps", 1) // settings.get("train_every", 1))
+        iterations = updates / CONTINUOUS_ROUND
+        print(f"{members} members: the SAC {args.task} recipe's "
+              f"{updates:,} updates: their products "
+              f"alone {iterations * floor_median:.0f} s, this population "
+              f"{iterations * median:.0f} s (a whole run takes longer: its "
+              "tracing is left out)")
   print(f"# load after: {load()}")
 
 
