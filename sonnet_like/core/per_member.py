@@ -21,16 +21,22 @@ from tensorflow.python.ops.parallel_for import pfor
 
 
 def unconvertible(op: tf.Operation) -> bool:
-  """Whether pfor would run `op` in a `While` over the members, and
-  `convert` can make it per member instead: pfor has no conversion for it,
-  it changes no state (so the members' copies may run in any order), and
-  its outputs have one known shape (so they stack) and none is a variant."""
+  """Whether pfor would run `op` in a `While` over the members, or fail
+  on it, and `convert` can make it per member instead: it changes no state
+  (so the members' copies may run in any order), its outputs have one
+  known shape (so they stack), and pfor has no conversion for it (none a
+  variant), or it is a branch passing variants (a tensor `if` in a model:
+  the intermediates its gradient reads, which pfor's conversion loses)."""
+  if (hasattr(op, "pfor_converter") or op.op_def.is_stateful
+      or not (op.inputs and op.outputs)
+      or not all(x.shape.is_fully_defined() for x in op.outputs)):
+    return False
+  variants = any(x.dtype == tf.variant
+                 for x in list(op.outputs) + list(op.inputs))
+  if op.type == "StatelessIf":
+    return variants
   return (op.type not in pfor._pfor_converter_registry  # pylint: disable=protected-access
-          and not hasattr(op, "pfor_converter")
-          and not op.op_def.is_stateful and bool(op.inputs and op.outputs)
-          and all(x.shape.is_fully_defined() for x in op.outputs)
-          and all(x.dtype != tf.variant
-                  for x in list(op.outputs) + list(op.inputs)))
+          and not variants)
 
 
 def convert(pfor_input) -> list[pfor.WrappedTensor]:

@@ -98,6 +98,36 @@ def test_a_loss_closing_over_the_model_reads_each_members_weights():
     model.variables  # pylint: disable=pointless-statement  # As it was.
 
 
+class _Clipped(snt.Module):
+  """A model with a Python `if` on a tensor (a `tf.cond` whose gradient
+  reads the branch's intermediates)."""
+
+  def __init__(self):
+    super().__init__(name="clipped")
+    self.mlp = snt.nets.MLP([8, 2], name="mlp")
+
+  def __call__(self, x):
+    outputs = self.mlp(x)
+    if tf.reduce_max(tf.abs(outputs)) > 1.0:  # Taken by some batches.
+      outputs = tf.tanh(outputs)
+    return outputs
+
+
+def test_a_model_with_a_tensor_if_trains_as_the_solo_run():
+  def run(**settings):
+    scenario = snt.scenarios.Supervised(
+        num_steps=STEPS, batch_size=16, log_every=10, progress=False,
+        tensorboard=False, **settings)
+    model = _Clipped()
+    scenario(model, snt.optimizers.Adam(0.05), _loss, _data())
+    return scenario, model
+
+  population, _ = run(population=[3, 5])
+  for index, seed in enumerate([3, 5]):
+    _, solo = run(seed=seed)
+    assert _close(population.member(index), solo) < TOLERANCE
+
+
 def test_a_learning_rate_sweep_gives_each_member_its_rate():
   grid = snt.scenarios.Population.grid(seeds=[0, 1],
                                        learning_rate=[0.1, 0.001])
