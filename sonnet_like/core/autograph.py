@@ -83,3 +83,19 @@ def as_user_code(fn: F) -> F:
   if context.status != ag_ctx.Status.ENABLED:
     return fn
   return tf.__internal__.autograph.tf_convert(fn, context)
+
+
+def keeps_status(fn: F) -> F:
+  """`fn`, run as written under the AutoGraph status of where
+  `keeps_status` is called, wherever it runs: in a `MirroredStrategy`'s
+  replica thread (a thread starts with none) or in a `tf.function(
+  autograph=False)` tracing it. Its `as_user_code` calls then rewrite
+  the user's code as they would where it was made."""
+  context = ag_ctx.control_status_ctx()
+
+  @as_written
+  def call(*args, **kwargs):
+    with ag_ctx.ControlStatusCtx(context.status, context.options):
+      return fn(*args, **kwargs)
+  return call  # type: ignore[return-value]
+

@@ -249,6 +249,12 @@ def any_batch(spec: Any) -> Any:
       if isinstance(s, tf.TensorSpec) and s.shape.rank else s, spec)
 
 
+@autograph.as_written  # tf.data would rewrite a lambda.
+def _stacked(*batches: Any) -> Any:
+  """The members' batches stacked on a leading member axis."""
+  return tf.nest.map_structure(lambda *parts: tf.stack(parts), *batches)
+
+
 class Feed:
   """The training data a scenario was fed: its pipeline and its iterator.
 
@@ -275,9 +281,7 @@ class Feed:
         with seed_lib.global_seed(member_seed):
           pipelines.append(training_dataset(owner, argument, data,
                                             batch_size, member_seed, shuffle))
-      self.dataset = tf.data.Dataset.zip(tuple(pipelines)).map(
-          lambda *batches: tf.nest.map_structure(
-              lambda *parts: tf.stack(parts), *batches))
+      self.dataset = tf.data.Dataset.zip(tuple(pipelines)).map(_stacked)
     self.argument, self.batch_size = argument, batch_size
     self.iterator: Any = None
 

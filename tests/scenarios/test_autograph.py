@@ -268,3 +268,40 @@ def test_on_policy_steps_reach_user_code_as_written(rewritten):
   toy = ("sonnet_like.envs.guess.", "sonnet_like.core.generator.")
   assert not {name for name in library if not name.startswith(toy)}, (
       sorted(library))
+
+
+def _bits():
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(64, 5)).astype(np.float32)
+  return x, (x[:, 0] > 0).astype(np.int32)
+
+
+def test_a_population_rewrites_user_code_and_not_its_own(rewritten):
+  """A population's step (each member's step, vectorised) runs as
+  written; the user's model and loss in it are rewritten."""
+  train = snt.scenarios.Supervised(num_steps=40, batch_size=16, log_every=10,
+                                   progress=False, catch_signals=False,
+                                   population=2)
+  losses = train(ClippedModel(), snt.optimizers.Adam(0.05), _loss,
+                 _bits()).train["loss"]
+  assert losses[-1] < losses[0]
+  assert {f"{__name__}._loss", f"{__name__}.ClippedModel.__call__"} <= rewritten
+  library = {name for name in rewritten
+             if name.startswith("sonnet_like.scenarios.")}
+  assert not library, sorted(library)
+
+
+def test_user_code_is_rewritten_in_a_mirrored_strategys_replicas(rewritten):
+  """A `MirroredStrategy` runs the step in a thread per replica, which
+  starts with no AutoGraph status: the step takes its own along."""
+  devices = tf.config.list_logical_devices("CPU")
+  if len(devices) < 2:
+    pytest.skip("needs two logical CPUs (see conftest.py)")
+  strategy = tf.distribute.MirroredStrategy([d.name for d in devices[:2]])
+  train = snt.scenarios.Supervised(num_steps=40, batch_size=16, log_every=10,
+                                   progress=False, catch_signals=False,
+                                   strategy=strategy)
+  losses = train(ClippedModel(), snt.optimizers.Adam(0.05), _loss,
+                 _bits()).train["loss"]
+  assert losses[-1] < losses[0]
+  assert {f"{__name__}._loss", f"{__name__}.ClippedModel.__call__"} <= rewritten

@@ -360,10 +360,17 @@ class TracedStep:
     optimizers.update((key, u.optimizer) for key, u in self.updaters.items())
     routes = updater_lib.routes(list(optimizers.values()), self.updater)
 
+    default = (not tf.distribute.has_strategy()  # No replica threads.
+               and strategy is tf.distribute.get_strategy())
+
     @autograph.as_written
     def one_step():
       with _routed(routes):
-        logs, finite = strategy.run(replica_step, step_inputs())
+        # A replica's thread has no AutoGraph status: `train_step` would
+        # not be rewritten (`as_user_code`) under a MirroredStrategy.
+        logs, finite = strategy.run(
+            replica_step if default else autograph.keeps_status(replica_step),
+            step_inputs())
       if replicas > 1:
         logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
                 for k, v in logs.items()}

@@ -18,6 +18,7 @@ import tensorflow as tf
 # pylint: disable-next=g-direct-tensorflow-import
 from tensorflow.python.framework import errors_impl
 
+from sonnet_like.core import autograph
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
@@ -187,6 +188,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
   replicas = scenario.strategy.num_replicas_in_sync
   share = None  # This replica's `split_for_replicas` (`replica_step`).
 
+  # Both run as written: they branch on Python values only, and the
+  # scenario's step in them rewrites the user's code (`guarded_step`).
+  @autograph.as_written
   def member_step(args):
     inputs, member, values, member_settings = args
     # Loops and branches of the step carry the member's values and
@@ -222,6 +226,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
     lockstep.mark_graph(tf.compat.v1.get_default_graph())
     return dict(logs), finite, new_values, written
 
+  @autograph.as_written
   def replica_step(*inputs):
     nonlocal share
     if replicas > 1 and next_inputs is not None:  # Each replica has all.

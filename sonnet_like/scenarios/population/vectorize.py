@@ -27,18 +27,22 @@ from tensorflow.python.autograph.core import ag_ctx
 # pylint: disable-next=g-direct-tensorflow-import
 from tensorflow.python.ops.parallel_for import pfor
 
+from sonnet_like.core import autograph
+
 
 def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
   """`tf.vectorized_map(fn, elems)` for `size` members (the leading axis of
   every tensor in `elems`), inside a graph being built."""
   flat = tf.nest.flatten(elems)
   specs = [tf.TensorSpec(t.shape[1:], t.dtype) for t in flat]
-  context = ag_ctx.control_status_ctx()  # As `tf.vectorized_map` calls it.
+  # As `tf.vectorized_map` calls it: rewritten under the caller's status,
+  # or as written under it (its calls to user code rewritten).
+  call = (autograph.keeps_status(fn) if autograph.is_written(fn) else
+          tf.__internal__.autograph.tf_convert(fn, ag_ctx.control_status_ctx()))
   made = None  # What `fn` returned for one member (its structure).
 
   def member(*args):
     nonlocal made
-    call = tf.__internal__.autograph.tf_convert(fn, context)
     made = call(tf.nest.pack_sequence_as(elems, list(args)))
     return tf.nest.flatten(made)
 
