@@ -159,3 +159,24 @@ def test_a_run_saved_on_two_replicas_resumes_on_one_device(tmp_path):
   assert history.train["step"][-1] == 6
   for a, b in zip(resumed, one_device):
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@functools.lru_cache(maxsize=None)
+def _one_replica_strategy():
+  return tf.distribute.MirroredStrategy(
+      [tf.config.list_logical_devices("CPU")[0].name])
+
+
+@pytest.mark.parametrize("optimizer_fn", [
+    lambda: snt.optimizers.Adam(0.01),
+    lambda: keras.optimizers.Adam(0.01),
+], ids=["snt_adam", "keras_adam"])
+def test_a_mirrored_strategy_of_one_device_matches_no_strategy(optimizer_fn):
+  """`MirroredStrategy()` on a machine with one GPU: one replica, whose
+  optimizer still synchronises (its update cannot sit in a `tf.cond`)."""
+  single, _, _, _ = _train(None, optimizer_fn, steps=8)
+  mirrored, _, _, strategy = _train(_one_replica_strategy(), optimizer_fn,
+                                    steps=8)
+  assert strategy.num_replicas_in_sync == 1
+  for one, alone in zip(single, mirrored):
+    np.testing.assert_allclose(alone, one, rtol=1e-5, atol=1e-6)

@@ -330,14 +330,17 @@ class Updater:
     grads, ok, verdict = self._checked(grads, loss, scale, clip=True,
                                        deferred=deferred)
     replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    if replicas > 1 and not deferred:
-      # The optimizer synchronises (merge_call) inside its update, which
-      # cannot sit inside tf.cond: a non-finite update is zeroed instead.
+    # In a strategy's replica context (a MirroredStrategy, one replica
+    # too) the optimizer synchronises (merge_call) inside its update,
+    # which cannot sit inside tf.cond: a non-finite update is zeroed.
+    synchronised = (tf.distribute.has_strategy()
+                    and not tf.distribute.in_cross_replica_context())
+    if synchronised and not deferred:
       grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
     if replicas > 1 and self.is_keras:
       # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
-    if deferred or replicas > 1 or self.shared.select_outside:
+    if deferred or synchronised or self.shared.select_outside:
       self.apply_now(grads, variables)
       return verdict
 
