@@ -15,6 +15,7 @@ from tensorflow.python.autograph.impl import api  # pylint: disable=g-direct-ten
 
 import sonnet_like as snt
 from tests import scenario_table
+from tests.scenarios import test_distribute_scenario
 
 # Leaves the steps below reach, as "module.qualname".
 _LEAVES = {
@@ -294,10 +295,7 @@ def test_a_population_rewrites_user_code_and_not_its_own(rewritten):
 def test_user_code_is_rewritten_in_a_mirrored_strategys_replicas(rewritten):
   """A `MirroredStrategy` runs the step in a thread per replica, which
   starts with no AutoGraph status: the step takes its own along."""
-  devices = tf.config.list_logical_devices("CPU")
-  if len(devices) < 2:
-    pytest.skip("needs two logical CPUs (see conftest.py)")
-  strategy = tf.distribute.MirroredStrategy([d.name for d in devices[:2]])
+  strategy = test_distribute_scenario._mirrored()  # pylint: disable=W0212
   train = snt.scenarios.Supervised(num_steps=40, batch_size=16, log_every=10,
                                    progress=False, catch_signals=False,
                                    strategy=strategy)
