@@ -98,4 +98,3 @@ def keeps_status(fn: F) -> F:
     with ag_ctx.ControlStatusCtx(context.status, context.options):
       return fn(*args, **kwargs)
   return call  # type: ignore[return-value]
-

@@ -21,12 +21,12 @@ from tensorflow.python.ops.parallel_for import pfor
 
 
 def unconvertible(op: tf.Operation) -> bool:
-  """Whether pfor would run `op` in a `While` over the members, or fail
-  on it, and `convert` can make it per member instead: it changes no state
-  (so the members' copies may run in any order), its outputs have one
-  known shape (so they stack), and pfor has no conversion for it (none a
-  variant), or it is a branch passing variants (a tensor `if` in a model:
-  the intermediates its gradient reads, which pfor's conversion loses)."""
+  """Whether `op` should be made per member (`convert`): pfor has no
+  conversion for it (it would run it in a `While` over the members), or
+  it is a `StatelessIf` passing variants (a model's tensor `if`: the
+  intermediates its gradient reads, which pfor's conversion loses). Only
+  an op that changes no state (its copies may run in any order) and whose
+  outputs have known shapes (they stack)."""
   if (hasattr(op, "pfor_converter") or op.op_def.is_stateful
       or not (op.inputs and op.outputs)
       or not all(x.shape.is_fully_defined() for x in op.outputs)):

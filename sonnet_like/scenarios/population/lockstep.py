@@ -15,8 +15,8 @@ loop is one `tf.while_loop` whose body is the body vectorised for all
 members, its shapes known. A condition that differs per member (PPO's
 `target_kl`, Acrobot's angle wrapping) runs the loop while any member's
 holds, each member keeping the values its own last iteration left.
-The same walk gives every op pfor has no conversion for (`L2Loss` of
-clipping or a weight penalty) `core.per_member`'s, instead of a `While`.
+The same walk gives the ops pfor cannot convert well (`L2Loss` of
+clipping or a weight penalty, a model's tensor `if`) `core.per_member`'s.
 """
 
 from typing import Any
@@ -31,15 +31,15 @@ _WHILE_OPS = ("While", "StatelessWhile")
 
 def mark_graph(graph: Any) -> None:
   """Gives every loop in `graph` and in the functions its ops call (loop
-  bodies, branches) the lockstep conversion, and every op pfor has no
-  conversion for (`L2Loss`, ...) `per_member.convert`."""
+  bodies, branches) the lockstep conversion, and the ops
+  `per_member.unconvertible` finds `per_member.convert`."""
   seen = set()
 
   def walk(g):
     for op in g.get_operations():
       if op.type in _WHILE_OPS:
         op.pfor_converter = _lockstep
-      elif per_member.unconvertible(op):  # Not in a `While` of pfor's.
+      elif per_member.unconvertible(op):
         op.pfor_converter = per_member.convert
       for value in op.node_def.attr.values():
         names = ([value.func.name] if value.HasField("func")
