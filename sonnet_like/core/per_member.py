@@ -21,22 +21,22 @@ from tensorflow.python.ops.parallel_for import pfor
 
 
 def unconvertible(op: tf.Operation) -> bool:
-  """Whether `op` should be made per member (`convert`): pfor has no
-  conversion for it (it would run it in a `While` over the members), or
-  it is a `StatelessIf` passing variants (a model's tensor `if`: the
-  intermediates its gradient reads, which pfor's conversion loses). Only
-  an op that changes no state (its copies may run in any order) and whose
-  outputs have known shapes (they stack)."""
-  if (hasattr(op, "pfor_converter") or op.op_def.is_stateful
-      or not (op.inputs and op.outputs)
+  """Whether `op` should be made per member (`convert`): an op that pfor
+  has no conversion for (it would run it in a `While` over the members)
+  and that changes no state (its copies may run in any order), or a branch
+  (`If`) passing variants (a model's tensor `if`: the intermediates its
+  gradient reads, which pfor's conversion loses; an assert or print in it
+  runs once per member). Only an op whose outputs have known shapes (they
+  stack)."""
+  if (hasattr(op, "pfor_converter") or not (op.inputs and op.outputs)
       or not all(x.shape.is_fully_defined() for x in op.outputs)):
     return False
   variants = any(x.dtype == tf.variant
                  for x in list(op.outputs) + list(op.inputs))
-  if op.type == "StatelessIf":
+  if op.type in ("If", "StatelessIf"):
     return variants
   return (op.type not in pfor._pfor_converter_registry  # pylint: disable=protected-access
-          and not variants)
+          and not op.op_def.is_stateful and not variants)
 
 
 def convert(pfor_input) -> list[pfor.WrappedTensor]:

@@ -100,25 +100,31 @@ def test_a_loss_closing_over_the_model_reads_each_members_weights():
 
 class _Clipped(snt.Module):
   """A model with a Python `if` on a tensor (a `tf.cond` whose gradient
-  reads the branch's intermediates)."""
+  reads the branch's intermediates); `checked`: the branch asserts too (a
+  stateful op: a stateful `If`)."""
 
-  def __init__(self):
+  def __init__(self, checked):
     super().__init__(name="clipped")
     self.mlp = snt.nets.MLP([8, 2], name="mlp")
+    self.checked = checked
 
   def __call__(self, x):
     outputs = self.mlp(x)
     if tf.reduce_max(tf.abs(outputs)) > 4.0:  # From about step 10 on.
+      if self.checked:
+        tf.debugging.Assert(tf.reduce_all(tf.math.is_finite(outputs)),
+                            ["non-finite outputs"])
       outputs = tf.tanh(outputs)
     return outputs
 
 
-def test_a_model_with_a_tensor_if_trains_as_the_solo_run():
+@pytest.mark.parametrize("checked", [False, True])
+def test_a_model_with_a_tensor_if_trains_as_the_solo_run(checked):
   def run(**settings):
     scenario = snt.scenarios.Supervised(
         num_steps=STEPS, batch_size=16, log_every=10, progress=False,
         tensorboard=False, **settings)
-    model = _Clipped()
+    model = _Clipped(checked)
     scenario(model, snt.optimizers.Adam(0.05), _loss, _data())
     return scenario, model
 
