@@ -303,3 +303,15 @@ def test_user_code_is_rewritten_in_a_mirrored_strategys_replicas(rewritten):
                  _bits()).train["loss"]
   assert losses[-1] < losses[0]
   assert {f"{__name__}._loss", f"{__name__}.ClippedModel.__call__"} <= rewritten
+
+
+def test_an_accumulated_update_is_rewritten_in_a_mirrored_strategy(rewritten):
+  """The accumulated update is applied in the replicas' threads too."""
+  train = snt.scenarios.Supervised(
+      num_steps=8, batch_size=16, log_every=4, progress=False,
+      catch_signals=False, accumulate_steps=2,
+      strategy=test_distribute_scenario._mirrored())  # pylint: disable=W0212
+  losses = train(ClippedModel(), ClippingSGD(0.5), _loss,
+                 _bits()).train["loss"]
+  assert losses[-1] < losses[0]
+  assert f"{__name__}.ClippingSGD.apply" in rewritten

@@ -255,7 +255,8 @@ class TracedStep:
       self.accumulator.apply(step)
 
     def update():
-      strategy.run(apply_sums)
+      # A replica's thread has no AutoGraph status (`one_step`).
+      strategy.run(autograph.keeps_status(apply_sums))
       self.averages.update()
       return tf.constant(True)
 
