@@ -255,8 +255,7 @@ class TracedStep:
       self.accumulator.apply(step)
 
     def update():
-      # A replica's thread has no AutoGraph status (`one_step`).
-      strategy.run(autograph.keeps_status(apply_sums))
+      _run_in_replicas(strategy, apply_sums)
       self.averages.update()
       return tf.constant(True)
 
@@ -361,17 +360,11 @@ class TracedStep:
     optimizers.update((key, u.optimizer) for key, u in self.updaters.items())
     routes = updater_lib.routes(list(optimizers.values()), self.updater)
 
-    default = (not tf.distribute.has_strategy()  # No replica threads.
-               and strategy is tf.distribute.get_strategy())
-
     @autograph.as_written
     def one_step():
       with _routed(routes):
-        # A replica's thread has no AutoGraph status: `train_step` would
-        # not be rewritten (`as_user_code`) under a MirroredStrategy.
-        logs, finite = strategy.run(
-            replica_step if default else autograph.keeps_status(replica_step),
-            step_inputs())
+        logs, finite = _run_in_replicas(strategy, replica_step,
+                                        step_inputs())
       if replicas > 1:
         logs = {k: strategy.reduce(tf.distribute.ReduceOp.MEAN, v, axis=None)
                 for k, v in logs.items()}
@@ -390,6 +383,16 @@ class TracedStep:
     return make_train_function(one_step, stop_on_nonfinite=not skip,
                                steps_per_call=scenario.steps_per_call,
                                rollback=self.rollback)
+
+
+def _run_in_replicas(strategy: tf.distribute.Strategy,
+                     fn: Callable[..., Any], args: Sequence[Any] = ()) -> Any:
+  """`strategy.run(fn, args)`. A strategy's replica threads start with no
+  AutoGraph status, so `fn` (as written) takes the caller's along: its
+  `as_user_code` calls rewrite the user's code there too."""
+  if tf.distribute.has_strategy():
+    fn = autograph.keeps_status(fn)
+  return strategy.run(fn, args)
 
 
 @contextlib.contextmanager
