@@ -6,11 +6,11 @@ import tensorflow as tf
 # pylint: disable-next=g-direct-tensorflow-import
 from tensorflow.python.ops.parallel_for import pfor
 
-import sonnet_like as snt
 from sonnet_like.core import per_member
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import vectorize
 from sonnet_like.scenarios.updates import updater
+from tests.scenarios.population import test_supervised_population
 
 
 def _penalised(grad):
@@ -72,20 +72,8 @@ def test_a_users_weight_penalty_in_a_population_is_not_looped(monkeypatch):
     return fallback(pfor_input, *args, **kwargs)
 
   monkeypatch.setattr(pfor, "_fallback_converter", spy)
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 5)).astype(np.float32)
-  y = (x[:, 0] > 0).astype(np.int64)
-  model = snt.nets.MLP([8, 2], name="mlp")
-
-  def loss(logits, labels):
-    penalty = tf.add_n([tf.nn.l2_loss(w) for w in model.trainable_variables])
-    return tf.nn.sparse_softmax_cross_entropy_with_logits(
-        labels, logits) + 1e-3 * penalty
-
-  history = snt.scenarios.Supervised(
-      num_steps=20, batch_size=16, log_every=10, progress=False,
-      tensorboard=False, clip_norm=1.0, population=2)(
-          model, snt.optimizers.Adam(0.05), loss, (x, y))
+  # A loss with a weight penalty, and clipping.
+  scenario, _ = test_supervised_population._penalised_run(population=2)  # pylint: disable=W0212
   assert not looped, looped  # No op of the step left to pfor's loop.
-  losses = history.train["loss"]
+  losses = scenario.history.train["loss"]
   assert losses[-1] < losses[0]  # It trains.
