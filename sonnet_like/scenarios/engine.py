@@ -115,9 +115,6 @@ def _check_population(owner: str, population: population_lib.Population,
       "MirroredStrategy only)": (
           strategy is not None and strategy.num_replicas_in_sync > 1 and
           not isinstance(strategy, tf.distribute.MirroredStrategy)),
-      "a learning_rate_schedule with a learning_rate sweep": (
-          updates.learning_rate_schedule is not None and
-          "learning_rate" in population.settings),
   }
   found = [name for name, given in refused.items() if given]
   if found:

@@ -20,7 +20,9 @@ surface only:
 - a Sonnet-style optimizer (`apply`, a `learning_rate` attribute): while
   the step is traced its `learning_rate` is the product of the attribute (a
   number or a `tf.Variable`) and the schedule, then the attribute is put
-  back. Nothing is assigned.
+  back. Nothing is assigned. The attribute is read when the step is traced,
+  so a population member's swept rate (set on the attribute for its step)
+  is the one the schedule scales.
 
     >>> import tensorflow as tf, sonnet_like as snt
     >>> from sonnet_like.scenarios import schedules
@@ -84,12 +86,20 @@ class ScaledLearningRate:
             owner=owner, optimizer=optimizer, rate=rate))
       self.base = rate  # A number, or a variable read at every step.
 
+  def base_now(self) -> Any:
+    """The rate the schedule scales: a Keras optimizer's when the scenario
+    was called, a Sonnet-style optimizer's attribute as it is now."""
+    if kinds.is_keras(self.optimizer):
+      return self.base
+    return self.optimizer.learning_rate
+
   @contextlib.contextmanager
   def applied(self, step: Any) -> Iterator[tf.Tensor]:
     """Within the block (traced into the step), updates use the scaled
     rate; yields it (a float32 scalar) for the logs."""
     factor = schedules.factor_at(self.schedule, step)
-    rate = tf.cast(self.base, tf.float32) * factor
+    base = self.base_now()
+    rate = tf.cast(base, tf.float32) * factor
     if kinds.is_keras(self.optimizer):
       self.optimizer.learning_rate = rate
       yield rate
@@ -98,4 +108,4 @@ class ScaledLearningRate:
     try:
       yield rate
     finally:
-      self.optimizer.learning_rate = self.base
+      self.optimizer.learning_rate = base

@@ -252,7 +252,7 @@ class Updater:
     logs; a Keras schedule's at the optimizer's `iterations`), or None if
     it has none to read."""
     if self.scaled_rate is not None:
-      return (tf.cast(self.scaled_rate.base, tf.float32) *
+      return (tf.cast(self.scaled_rate.base_now(), tf.float32) *
               schedules.factor_at(self.scaled_rate.schedule, step))
     rate = getattr(self.optimizer, "learning_rate", None)
     if rate is not None and callable(rate):

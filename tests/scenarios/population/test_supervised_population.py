@@ -147,6 +147,26 @@ def test_a_learning_rate_sweep_gives_each_member_its_rate():
       [0.1, 0.1, 0.001, 0.001])
 
 
+def test_a_swept_rate_follows_the_learning_rate_schedule():
+  # Each member's swept rate is the schedule's base: member i is the solo
+  # run of its seed and rate under the same warmup and cosine decay.
+  schedule = snt.scenarios.schedules.warmup_cosine(5, STEPS)
+  grid = snt.scenarios.Population.grid(seeds=[0, 1],
+                                       learning_rate=[0.05, 0.002])
+  population, _, history = _train(population=grid,
+                                  learning_rate_schedule=schedule)
+  for member, rate in [(1, 0.05), (2, 0.002)]:
+    _, solo, solo_history = _train(seed=member % 2, learning_rate=rate,
+                                   learning_rate_schedule=schedule)
+    assert _close(population.member(member), solo) < TOLERANCE
+    np.testing.assert_allclose(
+        [rates[member] for rates in history.member_train["learning_rate"]],
+        solo_history.train["learning_rate"], rtol=1e-6)
+  logged = history.member_train["learning_rate"]
+  assert logged[-1][0] == pytest.approx(logged[-1][2] * 25, rel=1e-5)
+  assert logged[0][0] != pytest.approx(logged[-1][0])  # It was scheduled.
+
+
 def test_a_member_that_diverges_stops_and_the_others_go_on():
   population = snt.scenarios.Population([0, 1, 2],
                                         learning_rate=[0.01, 1e38, 0.01])
