@@ -34,6 +34,7 @@ them lazily inside it, and scale losses by the global batch size.
 """
 
 import contextlib
+import functools
 import os
 import sys
 from typing import Any, Callable, Iterable, Iterator
@@ -53,6 +54,7 @@ from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import distribution
 from sonnet_like.scenarios.reporting import logs as logs_lib
+from sonnet_like.scenarios.population import control_flow as population_control_flow
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as population_replicas
 from sonnet_like.scenarios.population import settings as population_lib
@@ -98,16 +100,12 @@ def _sonnet_aggregation(next_creator, **kwargs):
   return next_creator(**kwargs)
 
 
-def _check_population(owner: str, population: population_lib.Population,
-                      loop: settings.LoopSettings,
-                      checkpointing: settings.CheckpointSettings,
+def _check_population(owner: str, loop: settings.LoopSettings,
                       guard: settings.GuardSettings,
-                      precision: precision_lib.Precision,
                       updates: settings.UpdateSettings) -> None:
   """Refuses what a population does not do yet, naming the setting."""
   strategy = loop.strategy
   refused = {
-      "precision with a loss scale": precision.scales_loss,
       "accumulate_steps > 1": updates.accumulate_steps > 1,
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
@@ -294,8 +292,7 @@ class Scenario(services.ScenarioServices):
       raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
     self.population = population_lib.parse(owner, population, seed)
     if self.population is not None:
-      _check_population(owner, self.population, loop, self.checkpointing,
-                        guard, precision, updates)
+      _check_population(owner, loop, guard, updates)
     super().__init__(loop, guard, precision, updates)
     self.members: members_lib.Members | None = None
     self.history: history_lib.History | None = None
@@ -568,7 +565,8 @@ class Scenario(services.ScenarioServices):
       self.members = members_lib.Members.build(self, self.population)
       cleanup.enter_context(self.members.templates_in(self))
       population_step.check_settings(self, self.members)
-      self.traced_step.shared.select_outside = True
+      self.traced_step.shared.member_cond = functools.partial(
+          population_control_flow.cond, per_member=True)
       if self.strategy.num_replicas_in_sync > 1:
         self.traced_step.shared.member_sum = population_replicas.summed
     self.traced_step.create_built(self.models(), self.updates_per_step,
@@ -583,12 +581,13 @@ class Scenario(services.ScenarioServices):
     engine_owned = {"step": self.traced_step.step, "rng": self.rng,
                     "skipped": self.traced_step.skipped,
                     "finished": self._finished}
-    if self.members is not None:  # The members' generators are theirs.
-      del engine_owned["rng"]
     if self._feed is not None:
       engine_owned["data"] = self._feed.iterator
     if self.traced_step.loss_scale is not None:
       engine_owned["loss_scale"] = self.traced_step.loss_scale
+    if self.members is not None:  # Each member's are stacked in `members`.
+      del engine_owned["rng"]
+      engine_owned.pop("loss_scale", None)
     engine_owned.update(self.traced_step.state())
     clash = set(engine_owned) & set(named)
     if clash:

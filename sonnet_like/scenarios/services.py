@@ -260,16 +260,25 @@ class ScenarioServices:
     return int(counter.numpy()) if counter is not None else 0
 
   @property
-  def loss_scale(self) -> float | None:
-    """The current loss scale under "mixed_float16", else None."""
-    scale = self.traced_step.loss_scale
-    return None if scale is None else float(scale.scale.numpy())
+  def loss_scale(self) -> float | list[float] | None:
+    """The current loss scale under "mixed_float16" (a population's: each
+    member's), else None."""
+    return self._loss_scale_state("scale", float)
 
   @property
-  def overflowed_updates(self) -> int:
-    """Updates skipped because their scaled gradients overflowed."""
+  def overflowed_updates(self) -> int | list[int]:
+    """Updates skipped because their scaled gradients overflowed (a
+    population's: each member's)."""
+    return self._loss_scale_state("overflows", int) or 0
+
+  def _loss_scale_state(self, name: str, kind: type) -> Any:
     scale = self.traced_step.loss_scale
-    return 0 if scale is None else int(scale.overflows.numpy())
+    if scale is None:
+      return None
+    members = getattr(self, "members", None)
+    if members is None:
+      return kind(getattr(scale, name).numpy())
+    return [kind(x) for x in members.stacked_in(scale, name).numpy()]
 
   def model_variables(self) -> list[tf.Variable]:
     return [v for m in self.models().values() for v in m.variables]

@@ -261,6 +261,11 @@ class Members(tf.Module):
     rng = getattr(scenario, "rng", None)
     if rng is not None:
       by_id[id(rng)] = rng
+    # The loss scale too: a member's overflows halve its own scale (the
+    # updaters' reference stands in for the member's, `swapped`).
+    loss_scale = scenario.traced_step.loss_scale
+    if loss_scale is not None:
+      by_id[id(loss_scale)] = loss_scale
     existing = list({v.ref(): v for value in by_id.values()
                      for v in _variables_of(value)}.values())
     copies, copy_variables, built, stand_ins = [], [], [], []
@@ -357,6 +362,12 @@ class Members(tf.Module):
     """The stacked variable of each of `variables` (templates')."""
     index = {t.ref(): j for j, t in enumerate(self._parts.template_variables)}
     return [self.stacked[index[v.ref()]] for v in variables]
+
+  def stacked_in(self, original: Any, name: str) -> tf.Variable:
+    """The stacked values of variable attribute `name` of `original`, an
+    object the members were copied from (e.g. the loss scale)."""
+    template = self._parts.templates[id(original)]
+    return self.stacked_of([getattr(template, name)])[0]
 
   def refresh(self, stacked: list[tf.Variable] | None = None) -> None:
     """Every member's copies take the `stacked` values now (by default

@@ -6,7 +6,7 @@ traces it) runs for every member at once (`vectorize.py`, TensorFlow's
 hold the member's slices of the stacked values, its settings are set, and
 what the step leaves in the templates comes back stacked (a replay
 buffer's storage is read and written by rows instead: `rows.py`). Updates
-are applied unguarded inside (the updaters know: `Shared.select_outside`); a
+are applied unguarded inside (the updaters know: `Shared.member_cond`); a
 member whose step was not finite keeps its old values here, and with
 `on_nonfinite="raise"` it stops for good while the others go on.
 """
@@ -187,6 +187,12 @@ def vectorized(members: members_lib.Members, scenario: Any,
   owner = type(scenario).__name__
   replicas = scenario.strategy.num_replicas_in_sync
   share = None  # This replica's `split_for_replicas` (`replica_step`).
+  # A member's loss scale changes at every step it trains, as in a solo
+  # run: an overflow halves it, a non-finite loss restarts its count.
+  loss_scale = scenario.traced_step.loss_scale
+  scale_state = set() if loss_scale is None else {
+      members.stacked_in(loss_scale, name).ref()
+      for name in ("scale", "good_updates", "overflows")}
 
   # Both run as written: they branch on Python values only, and the
   # scenario's step in them rewrites the user's code (`guarded_step`).
@@ -254,7 +260,9 @@ def vectorized(members: members_lib.Members, scenario: Any,
       finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    for i, value in zip(carried, _kept(ok, new, old)):
+    for i, value, made, was in zip(carried, _kept(ok, new, old), new, old):
+      if members.stacked[i].ref() in scale_state:
+        value = tf.where(alive, made, was)
       members.stacked[i].assign(value)
     for i, rows_written in zip(by_rows, written):
       rows.write(members.stacked[i], rows_written, ok)

@@ -83,8 +83,13 @@ class Shared:
     verdicts: This step's verdicts.
     rollback: The per-call check (`updated(optimizer, variables)`).
     unused: The unused-variable policy.
-    select_outside: Apply every update; the caller keeps or drops its
-      result by the verdict (a population, per member).
+    member_cond: In a population, `tf.cond` for one member's step (its
+      branches carry the member's state; the predicate may differ per
+      member), else None. A member's update is applied whatever its
+      verdict, and the population keeps or drops the step's result by it;
+      under a loss scale an overflow's verdict is True (the step counts),
+      so that update alone is dropped by `member_cond`, the halved scale
+      kept.
     member_sum: Sums a population member's gradients and losses over the
       replicas (a population on several replicas), or None.
   """
@@ -98,7 +103,7 @@ class Shared:
   verdicts: Verdicts = dataclasses.field(default_factory=Verdicts)
   rollback: Any = None
   unused: "UnusedVariables | None" = None
-  select_outside: bool = False
+  member_cond: Callable[..., Any] | None = None
   member_sum: Callable[[list[tf.Tensor]], list[tf.Tensor]] | None = None
 
 
@@ -340,7 +345,8 @@ class Updater:
     if replicas > 1 and self.is_keras:
       # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
-    if deferred or synchronised or self.shared.select_outside:
+    member = self.shared.member_cond is not None
+    if deferred or synchronised or (member and scale is None):
       self.apply_now(grads, variables)
       return verdict
 
@@ -348,7 +354,8 @@ class Updater:
       self.apply_now(grads, variables)
       return tf.constant(True)
 
-    tf.cond(ok, apply, lambda: tf.constant(False))
+    (self.shared.member_cond if member else tf.cond)(
+        ok, apply, lambda: tf.constant(False))
     return verdict
 
 

@@ -26,11 +26,11 @@ def _loss(logits, labels):
   return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
 
 
-def _supervised(population, strategy=None, learning_rate=0.3):
+def _supervised(population, strategy=None, learning_rate=0.3, **settings):
   scenario = snt.scenarios.Supervised(
       num_steps=6, batch_size=16, steps_per_call=2, log_every=2,
       progress=False, tensorboard=False, population=population,
-      strategy=strategy)
+      strategy=strategy, **settings)
   # Plain SGD: a gradient summed twice, or not at all, shows (Adam would
   # mostly hide a factor).
   scenario(snt.nets.MLP([8, 2], name="mlp"), snt.optimizers.SGD(
@@ -84,6 +84,24 @@ def test_a_diverging_member_stops_on_every_replica():
     assert alive.numpy().tolist() == [False, True]
   assert one.members.alive.numpy().tolist() == [False, True]
   _assert_members_equal(one, two)
+
+
+def test_each_member_keeps_its_own_loss_scale_on_two_replicas():
+  # A replica's float16 share may overflow at another scale than the
+  # whole batch on one device: member i is the solo run of its seed on
+  # the same two replicas, scale and overflows included.
+  precision = snt.scenarios.Precision("mixed_float16", initial_scale=2.0**24,
+                                      growth_interval=3)
+  two = _supervised([0, 1], _mirrored(), precision=precision)
+  solos = [_supervised(None, _mirrored(), precision=precision, seed=seed)
+           for seed in (0, 1)]
+  assert two.loss_scale == [solo.loss_scale for solo in solos]
+  assert two.overflowed_updates == [s.overflowed_updates for s in solos]
+  for i, solo in enumerate(solos):
+    for a, b in zip(solo.model.variables, two.member(i).variables):
+      for x, y in zip(*(_mirrored().experimental_local_results(v)
+                        for v in (a, b))):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), atol=1e-6)
 
 
 def test_gan_members_draw_for_the_global_batch_on_two_replicas():
