@@ -81,6 +81,13 @@ class EarlyStopping(Hook):
     return state
 
   def begin(self, scenario):
+    if self.restore_best and getattr(scenario, "population", None):
+      raise ValueError(
+          f"EarlyStopping: restore_best=True keeps one model's best weights, "
+          f"but {type(scenario).__name__} trains a population, whose members "
+          "each have their own: pass keep_best=<metric> to the scenario for "
+          "each member's best, and restore_best=False to stop the whole "
+          "population on the members' mean.")
     state = self._state
     if state is None or state.best_step.numpy() < 0:
       return

@@ -39,12 +39,37 @@ SHAPE_ERROR = (
     "returns, swapped into the scenario's attributes).")
 
 
+TEMPLATE_ERROR = (
+    "{owner}: {name} was {verb} during a population's run, outside its "
+    "compiled step. The scenario's modules (and the ones you passed) hold "
+    "no member's values then: read member i's with scenario.member(i) (in "
+    "a hook too) and judge members with keep_best= (the guide 'Many seeds "
+    "at once').")
+
+
 class MemberVariable(tensor_variable.TensorVariable):
   """A `TensorVariable` that gradient tapes watch like a trainable variable
   (`tape.gradient(loss, model.trainable_variables)` works as in a solo
-  step): what the templates hold while a member's step is traced."""
+  step): what the templates hold while a member's step is traced.
+
+  Once the population is built (`seal`), reading or writing one eagerly
+  is an error: between steps it holds no member's value.
+  """
 
   _should_act_as_resource_variable = True  # Tapes differentiate `handle`.
+  sealed_by: str | None = None  # The scenario's name, once built.
+
+  def seal(self, owner: str) -> None:
+    self.sealed_by = owner
+
+  def _check_traced(self, verb: str) -> None:
+    if self.sealed_by is not None and tf.executing_eagerly():
+      raise ValueError(TEMPLATE_ERROR.format(
+          owner=self.sealed_by, name=self.name, verb=verb))
+
+  def _write(self, value, combine, read_value=True):
+    self._check_traced("written")
+    return super()._write(value, combine, read_value)
 
   @property
   def handle(self) -> tf.Tensor:
@@ -58,6 +83,7 @@ class MemberVariable(tensor_variable.TensorVariable):
     return value.graph
 
   def _read(self) -> tf.Tensor:
+    self._check_traced("read")
     if self.tensor_value is None:  # `rows.kept`.
       raise ValueError(
           f"population: {self.name} is read by rows in a member's step "
@@ -316,6 +342,9 @@ class Members(tf.Module):
       templates[id(template)] = template
       for objects, member_built in zip(copies, built):
         objects[id(template)] = member_built[name]
+    for template in template_variables:
+      if isinstance(template, MemberVariable):
+        template.seal(owner)
     for i, variables in enumerate(copy_variables):
       if [v.shape for v in variables] != [t.shape for t in template_variables]:
         raise ValueError(SHAPE_ERROR.format(
