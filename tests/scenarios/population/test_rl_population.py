@@ -33,7 +33,7 @@ class _UserNet(snt.Module):
     return self.out(tf.nn.relu(self.hidden(x)))
 
 
-def _ppo(iterations=3, **settings):
+def _ppo(iterations=3, learning_rate=3e-3, **settings):
   ppo = snt.scenarios.PPO(
       num_env_steps=iterations * NUM_ENVS * LENGTH, num_envs=NUM_ENVS,
       rollout_length=LENGTH, num_epochs=2, num_minibatches=2,
@@ -42,7 +42,7 @@ def _ppo(iterations=3, **settings):
   # (called as written): the step must call each member's own.
   actor = _UserNet(2, name="actor")
   critic = snt.nets.MLP([16, 1], name="critic")
-  history = ppo(actor, critic, snt.optimizers.Adam(3e-3),
+  history = ppo(actor, critic, snt.optimizers.Adam(learning_rate),
                 snt.envs.CartPole(num_envs=NUM_ENVS))
   return ppo, history
 
@@ -77,17 +77,20 @@ def _largest_difference(a, b):
 
 def test_each_ppo_member_is_the_solo_run_of_its_seed_and_settings():
   # Member 1 also sweeps scenario attributes read while the step is traced
-  # (member 0 has PPO's defaults): each is the solo run with its values.
+  # and the rate that PPO's linear annealing scales (member 0 has PPO's
+  # defaults): each is the solo run with its values.
   sweep = snt.scenarios.Population([0, 1, 2], entropy_coef=[0.0, 0.01, 0.0],
                                    gamma=[0.99, 0.9, 0.99],
-                                   clip_ratio=[0.2, 0.3, 0.2])
-  population, history = _ppo(population=sweep)
+                                   clip_ratio=[0.2, 0.3, 0.2],
+                                   learning_rate=[3e-3, 1e-3, 3e-3])
+  population, history = _ppo(population=sweep,
+                             learning_rate_schedule="linear")
   states = [_state(population, population.members.member(i))
             for i in range(3)]
   solos = [dict(seed=0), dict(seed=1, entropy_coef=0.01, gamma=0.9,
-                              clip_ratio=0.3)]
+                              clip_ratio=0.3, learning_rate=1e-3)]
   for member, settings in enumerate(solos):
-    solo, _ = _ppo(**settings)
+    solo, _ = _ppo(learning_rate_schedule="linear", **settings)
     assert _largest_difference(states[member], _state(solo)) < TOLERANCE
   # The members differ (their own environments and streams).
   assert not np.array_equal(states[0]["env"][0], states[2]["env"][0])
