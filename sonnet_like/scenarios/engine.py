@@ -54,7 +54,7 @@ from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import distribution
 from sonnet_like.scenarios.reporting import logs as logs_lib
-from sonnet_like.scenarios.population import control_flow as population_control_flow
+from sonnet_like.scenarios.population import control_flow as population_flow
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as population_replicas
 from sonnet_like.scenarios.population import settings as population_lib
@@ -566,7 +566,7 @@ class Scenario(services.ScenarioServices):
       cleanup.enter_context(self.members.templates_in(self))
       population_step.check_settings(self, self.members)
       self.traced_step.shared.member_cond = functools.partial(
-          population_control_flow.cond, per_member=True)
+          population_flow.cond, per_member=True)
       if self.strategy.num_replicas_in_sync > 1:
         self.traced_step.shared.member_sum = population_replicas.summed
     self.traced_step.create_built(self.models(), self.updates_per_step,

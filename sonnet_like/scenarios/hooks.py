@@ -47,7 +47,7 @@ class EarlyStopping(Hook):
     patience: How many evaluations without improvement to allow.
     min_delta: The smallest change that counts as an improvement.
     restore_best: At the end, put back the model weights of the best
-      evaluation.
+      evaluation (refused for a population: use `keep_best=`).
   """
 
   def __init__(self, monitor: str = "loss", mode: str | None = None,
