@@ -106,7 +106,9 @@ def _check_population(owner: str, loop: settings.LoopSettings,
   """Refuses what a population does not do yet, naming the setting."""
   strategy = loop.strategy
   refused = {
-      "accumulate_steps > 1": updates.accumulate_steps > 1,
+      'accumulate_steps > 1 with on_nonfinite="skip" (a member\'s '
+      'failed micro-batch would drop its whole step)': (
+          updates.accumulate_steps > 1 and guard.on_nonfinite == "skip"),
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
       f"{type(strategy).__name__} (of the multi-replica strategies, "
@@ -585,10 +587,10 @@ class Scenario(services.ScenarioServices):
       engine_owned["data"] = self._feed.iterator
     if self.traced_step.loss_scale is not None:
       engine_owned["loss_scale"] = self.traced_step.loss_scale
-    if self.members is not None:  # Each member's are stacked in `members`.
-      del engine_owned["rng"]
-      engine_owned.pop("loss_scale", None)
     engine_owned.update(self.traced_step.state())
+    if self.members is not None:  # Each member's are stacked in `members`.
+      for name in ("rng", "loss_scale", "gradient_sums"):
+        engine_owned.pop(name, None)
     clash = set(engine_owned) & set(named)
     if clash:
       raise ValueError(f"{owner}: trackables() must not use the names "

@@ -255,7 +255,8 @@ class TracedStep:
       self.accumulator.apply(step)
 
     def update():
-      _run_in_replicas(strategy, apply_sums)
+      if self.shared.member_cond is None:  # A population's: in its step.
+        _run_in_replicas(strategy, apply_sums)
       self.averages.update()
       return tf.constant(True)
 

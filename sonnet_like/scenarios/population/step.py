@@ -189,6 +189,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
   share = None  # This replica's `split_for_replicas` (`replica_step`).
   # A member's loss scale changes at every step it trains, as in a solo
   # run: an overflow halves it, a non-finite loss restarts its count.
+  accumulator = scenario.traced_step.accumulator
   loss_scale = scenario.traced_step.loss_scale
   scale_state = set() if loss_scale is None else {
       members.stacked_in(loss_scale, name).ref()
@@ -226,6 +227,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
             error=str(error).strip())) from error
       if replicas > 1:  # The count of replicas that were not finite.
         finite = tf.equal(finite, 0.0)
+      if accumulator is not None:
+        _apply_accumulated(accumulator, scenario.traced_step.step)
       new_values = [members.templates[i].tensor_value for i in carried]
       written = [list(w) for w in written]
     # Loops all members run alike vectorise as one loop (XLA compiles it).
@@ -280,6 +283,20 @@ def vectorized(members: members_lib.Members, scenario: Any,
     return means, counts
 
   return replica_step
+
+
+def _apply_accumulated(accumulator: Any, step: tf.Variable) -> None:
+  """In a member's step: at the end of an accumulation its summed
+  gradients are applied and zeroed (a solo run does it after the step, on
+  real variables; here they are the member's)."""
+  step = step.read_value()
+
+  def apply():
+    accumulator.apply(step)
+    return tf.constant(True)
+
+  control_flow.cond(accumulator.is_last(step), apply,
+                    lambda: tf.constant(False))
 
 
 def _kept(ok: tf.Tensor, new: list[tf.Tensor], old: list[tf.Tensor]

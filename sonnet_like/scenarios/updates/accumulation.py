@@ -15,6 +15,10 @@ A micro-batch whose loss or gradients are not finite adds nothing: with
 "skip" it counts as a zero gradient in the mean. Under "mixed_float16" an
 overflowing micro-batch is dropped the same way and lowers the loss scale.
 
+In a population every member has its own sums (stacked like its weights)
+and its window's update is applied inside its own step
+(`population/step.py`), as a solo run applies it after the step.
+
 A scenario whose step makes several updates (`updates_per_step` > 1: a
 GAN's critic and generator updates, PPO's epochs) cannot accumulate: its
 later updates depend on the earlier ones of the same step.

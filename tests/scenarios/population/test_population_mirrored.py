@@ -86,6 +86,13 @@ def test_a_diverging_member_stops_on_every_replica():
   _assert_members_equal(one, two)
 
 
+def test_accumulated_members_on_two_replicas_are_the_one_device_members():
+  # Each member's gradient sums take both replicas' shares; the window's
+  # update is applied in the member's step.
+  _assert_members_equal(_supervised([0, 1], accumulate_steps=3),
+                        _supervised([0, 1], _mirrored(), accumulate_steps=3))
+
+
 def test_each_member_keeps_its_own_loss_scale_on_two_replicas():
   # A replica's float16 share may overflow at another scale than the
   # whole batch on one device: member i is the solo run of its seed on
@@ -145,10 +152,6 @@ def test_what_two_replicas_do_not_do_is_refused_by_name():
   with pytest.raises(ValueError, match="^PPO: RL scenarios run under the "
                      "default strategy only, got MirroredStrategy with 2"):
     snt.scenarios.PPO(100, population=2, strategy=strategy)
-  with pytest.raises(ValueError, match="^Supervised: population= does not "
-                     "work with accumulate_steps > 1 yet"):
-    snt.scenarios.Supervised(10, population=2, strategy=strategy,
-                             accumulate_steps=2)
   devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
   central = tf.distribute.experimental.CentralStorageStrategy(devices)
   with pytest.raises(ValueError, match=r"^GAN: population= does not work "

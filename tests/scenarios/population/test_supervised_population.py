@@ -194,11 +194,17 @@ def test_evaluation_best_and_summary():
     scenario.summary("recall")
 
 
-def test_resume_continues_the_population_bitwise(tmp_path):
-  whole, _, _ = _train(population=3, steps=20)
+@pytest.mark.parametrize("settings", [{}, dict(accumulate_steps=3)],
+                         ids=["plain", "accumulated"])
+def test_resume_continues_the_population_bitwise(tmp_path, settings):
+  # With accumulate_steps=3 the save at step 10 holds a window's first
+  # micro-batch in every member's gradient sums.
+  whole, _, _ = _train(population=3, steps=20, **settings)
   folder = str(tmp_path / "run")
-  _train(population=3, steps=10, save_dir=folder)
-  resumed, _, history = _train(population=3, steps=20, save_dir=folder)
+  _train(population=3, steps=10, save_dir=folder, **settings)
+  resumed, _, history = _train(population=3, steps=20, save_dir=folder,
+                               **settings)
+  assert len(whole.members.stacked) == len(resumed.members.stacked)
   for a, b in zip(whole.members.stacked, resumed.members.stacked):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
   with open(os.path.join(folder, "history.json")) as f:
@@ -256,8 +262,10 @@ def test_a_users_own_scenario_needs_no_extra_code():
 
 
 def test_what_a_population_does_not_do_yet_is_refused_by_name():
-  with pytest.raises(ValueError, match="population=.*accumulate_steps"):
-    snt.scenarios.Supervised(num_steps=1, population=2, accumulate_steps=2)
+  with pytest.raises(ValueError, match="population=.*accumulate_steps > 1 "
+                     "with on_nonfinite=\"skip\""):
+    snt.scenarios.Supervised(num_steps=1, population=2, accumulate_steps=2,
+                             on_nonfinite="skip")
 
 
 def test_bad_populations_and_prebuilt_models_are_refused():
@@ -283,13 +291,16 @@ def test_bad_populations_and_prebuilt_models_are_refused():
             snt.nets.MLP([2]), snt.optimizers.SGD(0.1), _loss, _data())
 
 
-@pytest.mark.parametrize("settings", [dict(jit_compile=True),
-                                      dict(steps_per_call=7),
-                                      dict(on_nonfinite="skip")])
+@pytest.mark.parametrize("settings", [
+    dict(jit_compile=True), dict(steps_per_call=7), dict(on_nonfinite="skip"),
+    dict(accumulate_steps=3, ema=0.9, clip_norm=0.5, steps_per_call=4)])
 def test_members_match_solo_runs_under_other_loop_settings(settings):
   population, _, _ = _train(population=[1, 2], **settings)
-  _, solo, _ = _train(seed=2, **settings)
+  solo_run, solo, _ = _train(seed=2, **settings)
   assert _close(population.member(1), solo) < TOLERANCE
+  if "ema" in settings:  # The averages of the accumulated updates too.
+    with population.ema_weights(), solo_run.ema_weights():
+      assert _close(population.member(1), solo) < TOLERANCE
 
 
 def test_the_whole_population_exports_as_one_saved_model(tmp_path):
