@@ -6,31 +6,17 @@ import numpy as np
 import tensorflow as tf
 
 import sonnet_like as snt
+from tests.scenarios.population import test_supervised_population
 
 TOLERANCE = 1e-5
 
 
-class _Weighted(snt.scenarios.Scenario):
+class _Weighted(test_supervised_population._Scaled):  # pylint: disable=protected-access
   """Regression whose loss is `weight` times the error (a heavier member's
   scaled gradients overflow sooner) and NaN at step `nan_at`: settings a
   sweep may change."""
 
   weight, nan_at = 1.0, -1
-
-  def __call__(self, model, optimizer, data):
-    self.model, self.optimizer = model, optimizer
-    self.feed(data, batch_size=8)
-    return self.run()
-
-  def models(self):
-    return {"model": self.model}
-
-  def trackables(self):
-    return {"model": self.model, "optimizer": self.optimizer}
-
-  def build(self):
-    self.model(self.example_batch())
-    self.build_optimizer(self.optimizer, self.model.variables)
 
   def train_step(self, x):
     with tf.GradientTape() as tape:
@@ -65,9 +51,7 @@ def _run(initial_scale, population=None, seed=0, steps=12, save_dir=None,
   return scenario, history
 
 
-def _close(a, b):
-  return max(float(np.max(np.abs(x.numpy() - y.numpy())))
-             for x, y in zip(a.variables, b.variables))
+_close = test_supervised_population._close  # pylint: disable=protected-access
 
 
 def test_each_member_overflows_and_halves_its_own_scale():
