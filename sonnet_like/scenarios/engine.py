@@ -569,6 +569,7 @@ class Scenario(services.ScenarioServices):
       population_step.check_settings(self, self.members)
       self.traced_step.shared.member_cond = functools.partial(
           population_flow.cond, per_member=True)
+      self.traced_step.shared.member_skips = self.on_nonfinite == "skip"
       if self.strategy.num_replicas_in_sync > 1:
         self.traced_step.shared.member_sum = population_replicas.summed
     self.traced_step.create_built(self.models(), self.updates_per_step,

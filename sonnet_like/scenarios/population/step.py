@@ -7,8 +7,10 @@ hold the member's slices of the stacked values, its settings are set, and
 what the step leaves in the templates comes back stacked (a replay
 buffer's storage is read and written by rows instead: `rows.py`). Updates
 are applied unguarded inside (the updaters know: `Shared.member_cond`); a
-member whose step was not finite keeps its old values here, and with
-`on_nonfinite="raise"` it stops for good while the others go on.
+member whose step was not finite keeps its old values here and stops for
+good while the others go on. With `on_nonfinite="skip"` a failed update
+is dropped alone inside the step and the rest of the step is kept, as in
+a solo run.
 """
 
 import contextlib
@@ -187,13 +189,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
   owner = type(scenario).__name__
   replicas = scenario.strategy.num_replicas_in_sync
   share = None  # This replica's `split_for_replicas` (`replica_step`).
-  # A member's loss scale changes at every step it trains, as in a solo
-  # run: an overflow halves it, a non-finite loss restarts its count.
   accumulator = scenario.traced_step.accumulator
-  loss_scale = scenario.traced_step.loss_scale
-  scale_state = set() if loss_scale is None else {
-      members.stacked_in(loss_scale, name).ref()
-      for name in ("scale", "good_updates", "overflows")}
 
   # Both run as written: they branch on Python values only, and the
   # scenario's step in them rewrites the user's code (`guarded_step`).
@@ -263,12 +259,13 @@ def vectorized(members: members_lib.Members, scenario: Any,
       finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    for i, value, made, was in zip(carried, _kept(ok, new, old), new, old):
-      if members.stacked[i].ref() in scale_state:
-        value = tf.where(alive, made, was)
+    # "skip": a failed update was dropped alone in the step (`member_cond`),
+    # the rest of the step stays, as in a solo run.
+    kept = alive if skip else ok
+    for i, value in zip(carried, _kept(kept, new, old)):
       members.stacked[i].assign(value)
     for i, rows_written in zip(by_rows, written):
-      rows.write(members.stacked[i], rows_written, ok)
+      rows.write(members.stacked[i], rows_written, kept)
     if not skip:  # A member that failed stops; the others go on.
       alive = members.alive.assign(ok)
     count = tf.reduce_sum(tf.cast(alive, tf.float32))

@@ -85,11 +85,13 @@ class Shared:
     unused: The unused-variable policy.
     member_cond: In a population, `tf.cond` for one member's step (its
       branches carry the member's state; the predicate may differ per
-      member), else None. A member's update is applied whatever its
-      verdict, and the population keeps or drops the step's result by it;
-      under a loss scale an overflow's verdict is True (the step counts),
-      so that update alone is dropped by `member_cond`, the halved scale
-      kept.
+      member), else None. With `on_nonfinite="raise"` a member's update is
+      applied whatever its verdict, and the population keeps or drops the
+      step's result by it (a failed member stops). A failed update is
+      dropped alone by `member_cond`, the rest of the step kept as a solo
+      run keeps it, with "skip" (`member_skips`) and under a loss scale (an
+      overflow's verdict is True: the halved scale is kept).
+    member_skips: A population with `on_nonfinite="skip"`.
     member_sum: Sums a population member's gradients and losses over the
       replicas (a population on several replicas), or None.
   """
@@ -104,6 +106,7 @@ class Shared:
   rollback: Any = None
   unused: "UnusedVariables | None" = None
   member_cond: Callable[..., Any] | None = None
+  member_skips: bool = False
   member_sum: Callable[[list[tf.Tensor]], list[tf.Tensor]] | None = None
 
 
@@ -346,7 +349,9 @@ class Updater:
       # Keras sums the gradients over replicas again: hand it each share.
       grads = [g / replicas for g in grads]
     member = self.shared.member_cond is not None
-    if deferred or synchronised or (member and scale is None):
+    dropped_by_caller = (member and scale is None
+                         and not self.shared.member_skips)
+    if deferred or synchronised or dropped_by_caller:
       self.apply_now(grads, variables)
       return verdict
 

@@ -261,6 +261,45 @@ def test_a_users_own_scenario_needs_no_extra_code():
   assert _close(population.member(1), solo.model) < TOLERANCE
 
 
+class _Noisy(_Scaled):
+  """Draws from the scenario's stream every step; NaN loss at `nan_at`."""
+
+  nan_at = -1
+
+  def train_step(self, x):
+    noise = self.rng.uniform([])
+    with tf.GradientTape() as tape:
+      error = tf.reduce_mean((self.model(x) - x) ** 2) + 0.0 * noise
+      loss = tf.where(tf.equal(self.traced_step.step, self.nan_at),
+                      float("nan"), error)
+    grads = tape.gradient(loss, self.model.variables)
+    self.apply_update(self.optimizer, grads, self.model.variables, loss=loss)
+    return {"loss": loss, "noise": noise}
+
+
+def test_a_skipped_member_step_drops_only_its_update():
+  # As in a solo run: the stream moves on, so the member stays its seed's
+  # solo run after the skipped step (before, its whole step was undone).
+  def run(**settings):
+    scenario = _Noisy(num_steps=6, log_every=1, progress=False,
+                      tensorboard=False, on_nonfinite="skip", **settings)
+    history = scenario(snt.Linear(5, name="denoiser"),
+                       snt.optimizers.Adam(0.01), _data()[0])
+    return scenario, history
+
+  population, history = run(population=snt.scenarios.Population(
+      [0, 0], nan_at=[-1, 2]))
+  _Noisy.nan_at = 2
+  try:
+    solo, solo_history = run(seed=0)
+  finally:
+    _Noisy.nan_at = -1
+  assert [n[1] for n in history.member_train["noise"]] == (
+      solo_history.train["noise"])
+  assert _close(population.member(1), solo.model) < TOLERANCE
+  assert _close(population.member(0), solo.model) > 1e-4  # Not skipped.
+
+
 def test_what_a_population_does_not_do_yet_is_refused_by_name():
   with pytest.raises(ValueError, match="population=.*accumulate_steps > 1 "
                      "with on_nonfinite=\"skip\""):
