@@ -106,9 +106,6 @@ def _check_population(owner: str, loop: settings.LoopSettings,
   """Refuses what a population does not do yet, naming the setting."""
   strategy = loop.strategy
   refused = {
-      'accumulate_steps > 1 with on_nonfinite="skip" (a member\'s '
-      'failed micro-batch would drop its whole step)': (
-          updates.accumulate_steps > 1 and guard.on_nonfinite == "skip"),
       'nonfinite_check="call" (each member is checked per step)': (
           guard.nonfinite_check == "call"),
       f"{type(strategy).__name__} (of the multi-replica strategies, "
