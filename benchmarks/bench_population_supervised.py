@@ -16,6 +16,7 @@ member, and the first call (tracing) apart.
 
     python benchmarks/bench_population_supervised.py [--sizes 4 16 64]
         [--steps 512] [--rounds 5] [--steps_per_call 1 32]
+        [--on_nonfinite skip]
 """
 
 import argparse
@@ -41,13 +42,13 @@ def _loss(logits, labels):
   return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
 
 
-def _trainer(members, steps_per_call, data):
+def _trainer(members, steps_per_call, data, on_nonfinite):
   """A function training `steps` more steps of one scenario per call (the
   scenario resumes its own in-memory state: num_steps grows)."""
   scenario = snt.scenarios.Supervised(
       num_steps=1, batch_size=64, steps_per_call=steps_per_call,
       log_every=10**9, progress=False, tensorboard=False, seed=0,
-      population=members)
+      population=members, on_nonfinite=on_nonfinite)
   model, optimizer = snt.nets.MLP(HIDDEN), snt.optimizers.Adam(1e-3)
   start = time.perf_counter()
   scenario(model, optimizer, _loss, data)
@@ -111,6 +112,10 @@ def main():
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--steps_per_call", type=int, nargs="+",
                       default=[1, 32])
+  parser.add_argument("--on_nonfinite", default="raise",
+                      choices=["raise", "skip"],
+                      help="the scenarios' policy (a population's 'skip' "
+                      "drops a failed update per member inside its step)")
   args = parser.parse_args()
   x, y = datasets.load_digits(return_X_y=True)
   data = ((x / 16.0).astype(np.float32), y.astype(np.int64))
@@ -118,7 +123,7 @@ def main():
   for k in args.steps_per_call:
     contenders = {}
     for n in [None] + args.sizes:
-      contenders[n] = _trainer(n, k, data)
+      contenders[n] = _trainer(n, k, data, args.on_nonfinite)
       print(f"K={k} members={n or 1}: first call {contenders[n][1]:.2f} s",
             flush=True)
       if n is not None:
