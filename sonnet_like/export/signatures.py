@@ -172,7 +172,7 @@ def named_outputs(owner: str, signature: str, outputs: Any,
   return named
 
 
-def _check_directory(owner: str, directory: str) -> None:
+def check_directory(owner: str, directory: str) -> None:
   files.check_scheme(owner, "directory", directory)
   if not files.exists(directory):
     return
@@ -183,7 +183,7 @@ def _check_directory(owner: str, directory: str) -> None:
                                                 directory=directory))
 
 
-def _write(root: tf.Module, directory: str, signatures: dict[str, Any]) -> None:
+def write(root: tf.Module, directory: str, signatures: dict[str, Any]) -> None:
   """Saves into a fresh folder beside `directory`, then puts it in place.
 
   A failed save leaves the earlier export as it was. Locally the new folder
@@ -258,7 +258,7 @@ def save(directory: str | os.PathLike, signatures: Mapping[str, Signature],
   if call is not None and call not in signatures:
     raise ValueError(f"{owner}: call must be one of {sorted(signatures)} or "
                      f"None, got {call!r}.")
-  _check_directory(owner, directory)
+  check_directory(owner, directory)
   root = tf.Module()
   concrete = {}
   for name, signature in signatures.items():
@@ -275,7 +275,7 @@ def save(directory: str | os.PathLike, signatures: Mapping[str, Signature],
   root.saved_variables = variables
   root.trackables = list(trackables)
   try:
-    _write(root, directory, concrete)
+    write(root, directory, concrete)
   except (AssertionError, ValueError) as error:
     if "untracked" not in str(error).lower():
       raise

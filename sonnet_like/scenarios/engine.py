@@ -37,6 +37,7 @@ import contextlib
 import functools
 import os
 import sys
+import tempfile
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -45,6 +46,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import utils
+from sonnet_like.export import stacked
 from sonnet_like.scenarios.run_folder import best as best_lib
 from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
@@ -58,6 +60,7 @@ from sonnet_like.scenarios.population import control_flow as population_flow
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as population_replicas
 from sonnet_like.scenarios.population import settings as population_lib
+from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.population import step as population_step
 from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios.reporting import profiling
@@ -401,17 +404,42 @@ class Scenario(services.ScenarioServices):
       raise ValueError(f"{owner}: member({index}) needs a population "
                        "(population= in the settings) and a run.")
     objects = self.members.member(index)
-    models = {name: objects[id(model)]
-              for name, model in self.models().items()}
+    with single.originals(self):
+      models = {name: objects[id(model)]
+                for name, model in self.models().items()}
     return next(iter(models.values())) if len(models) == 1 else models
+
+  def as_member(self, index: int) -> contextlib.AbstractContextManager:
+    """The block in which a population's scenario answers as member
+    `index`: `act`, `evaluate`, `predict`, `export`,
+    `snt.scenarios.evaluate_policy(scenario, ...)` and its attributes use
+    member `index`'s models and values (its own seed too)."""
+    if self.members is None:
+      raise ValueError(f"{type(self).__name__}: as_member({index}) needs a "
+                       "population (population= in the settings) and a "
+                       "run.")
+    self.members.member(index)  # Checks the index.
+    return self.members.member_in(self, index)
+
+  def require_single(self, what: str) -> None:
+    """Raises `single.NO_SINGLE_ERROR` naming `what` where a population
+    has no single answer (outside `as_member`)."""
+    if self.members is not None and not self.members.speaking:
+      raise single.refuse(type(self).__name__, what, self.population.size)
 
   _kept_values: list[float] | None = None  # In `kept_best()`.
 
   def best(self, metric: str, mode: str | None = None) -> Any:
-    """The models of the member with the best last evaluation of
-    `metric` ("min" or "max"; by default "min" for losses and errors);
-    inside `kept_best()`, of `keep_best`'s metric: the member with the
-    best kept evaluation."""
+    """The models of the member with the best last evaluation of `metric`;
+    inside `kept_best()`, of `keep_best`'s metric: the member with the best
+    kept evaluation.
+
+    Which way is better: `mode` ("max" or "min") if given; else
+    `best_mode` for `keep_best`'s metric; else the metric's name decides
+    (`run_folder.best.default_mode`): higher is better for accuracy,
+    return, reward, score, ...; lower for loss, error, ...; a name that
+    says neither ("length", "return_std") is refused, asking for `mode`.
+    A member whose value is NaN is never the best."""
     owner = type(self).__name__
     table = {} if self.history is None else self.history.member_eval
     if metric not in table:
@@ -481,19 +509,20 @@ class Scenario(services.ScenarioServices):
                                          confidence, seed=seed)
 
   def export_population(self, directory: str | os.PathLike) -> str:
-    """Writes every member as one SavedModel: what `export` writes, with
-    every output stacked on a leading member axis ([members, batch, ...]);
-    the path. `member(i)` and `export` write one member."""
+    """Writes every member as one SavedModel: each member's own `export`
+    (as the solo run of its seed writes it), every signature's outputs
+    stacked on a leading member axis ([members, batch, ...]); the path.
+    `with scenario.as_member(i): scenario.export(directory)` writes one."""
     owner = type(self).__name__
     if self.members is None:
       raise ValueError(f"{owner}: export_population needs a population "
                        "(population= in the settings) and a run.")
-    members = [self.members.member(i) for i in range(self.population.size)]
-    stacks = {id(model): members_lib.MemberStack(
-        [objects[id(model)] for objects in members], name=f"{name}_members")
-              for name, model in self.models().items()}
-    with members_lib.swapped(self, stacks):
-      return self.export(os.fspath(directory))
+    with tempfile.TemporaryDirectory(prefix=f"{owner}-members-") as scratch:
+      paths = []
+      for i in range(self.population.size):
+        with self.members.member_in(self, i):
+          paths.append(self.export(os.path.join(scratch, f"member_{i}")))
+      return stacked.save_stacked(paths, directory, owner=owner)
 
   def _evaluate_members(self) -> dict[str, float] | None:
     """Every member's `evaluate_now` (on its own models); the means over
@@ -528,7 +557,11 @@ class Scenario(services.ScenarioServices):
     put back after): modules without variables yet are built from it.
     """
     with seed_lib.global_seed(self.seed):
-      return self._run()
+      try:
+        return self._run()
+      finally:
+        if self.members is not None:  # No single answer after it.
+          single.refuse_in(self, self.members)
 
   def _run(self) -> history_lib.History:
     if self.dry_run:
@@ -553,6 +586,8 @@ class Scenario(services.ScenarioServices):
     """The engine's variables, the data iterator, then the scenario's (a
     population's: each member's, and the templates, which the scenario's
     attributes hold until the run ends)."""
+    single.release(self)  # A run before left NoSingleMembers.
+    self.members = None
     self.traced_step.create(self.updates, per_call=self.checks_per_call)
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)

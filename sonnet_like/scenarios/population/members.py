@@ -231,6 +231,12 @@ class _Untracked:
     self.template_stand_ins = template_stand_ins
     self.copies, self.copy_variables = copies, copy_variables
     self.stand_ins = stand_ins  # Each member's, as `swapped` takes them.
+    # What the scenario's attributes hold after a run (`single.refuse_in`),
+    # by the id of the scenario's own object.
+    self.after_run: dict[int, Any] = {}
+    # What the attributes that build() sets held before it (None): a new
+    # run of the scenario starts from them.
+    self.before_build: dict[str, Any] = {}
 
 
 class Members(tf.Module):
@@ -265,6 +271,7 @@ class Members(tf.Module):
         for j, template in enumerate(parts.template_variables)]
     self.alive = tf.Variable(tf.ones([population.size], tf.bool),
                              trainable=False, name="alive")
+    self._speaking = 0  # `member_in` blocks entered.
 
   @property
   def templates(self) -> list[Any]:
@@ -350,27 +357,39 @@ class Members(tf.Module):
         raise ValueError(SHAPE_ERROR.format(
             owner=owner, member=i, count=len(variables),
             expected=len(template_variables)))
-    return cls(population, _Untracked(
-        templates, template_variables, template_stand_ins, copies,
-        copy_variables, stand_ins))
+    parts = _Untracked(templates, template_variables, template_stand_ins,
+                       copies, copy_variables, stand_ins)
+    parts.before_build = {name: before.get(name) for name in template_built}
+    return cls(population, parts)
 
   def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
     """The block in which the scenario's attributes hold the templates."""
     return swapped(scenario, self._parts.templates,
                    self._parts.template_stand_ins)
 
-  def member_in(self, scenario: Any, index: int
-                ) -> contextlib.AbstractContextManager:
-    """The block in which the scenario's attributes hold member `index`'s
-    objects (instead of the templates during a run, of the scenario's own
-    objects after it)."""
-    # `member` keys each copy by the id of the scenario's own object and
-    # of its template: whichever the attribute holds is swapped.
-    stack = contextlib.ExitStack()
-    stack.enter_context(swapped(scenario, self.member(index),
-                                self._parts.stand_ins[index]))
-    stack.enter_context(seeded_as(scenario, self.population.seeds[index]))
-    return stack
+  @contextlib.contextmanager
+  def member_in(self, scenario: Any, index: int) -> Iterator[None]:
+    """The block in which the scenario answers as member `index`: its
+    attributes (the templates during a run, its own objects or their
+    stand-ins after it) hold member 0's objects, which hold member
+    `index`'s values (one set of variables serves every member, so what
+    a scenario compiled on them once, an evaluation say, reads each
+    member's own values); its `seed` is the member's."""
+    self._load(self.VIEW, index)
+    self._speaking += 1
+    try:
+      with swapped(scenario, self._objects(self.VIEW),
+                   self._parts.stand_ins[self.VIEW]), \
+          seeded_as(scenario, self.population.seeds[index]):
+        yield
+    finally:
+      self._speaking -= 1
+      self._load(self.VIEW, self.VIEW)
+
+  @property
+  def speaking(self) -> bool:
+    """Whether the scenario answers as one member now (`member_in`)."""
+    return self._speaking > 0
 
   @contextlib.contextmanager
   def holding(self, values: list[tf.Tensor]) -> Iterator[None]:
@@ -419,29 +438,24 @@ class Members(tf.Module):
       raise IndexError(f"population: member {index} of "
                        f"{self.population.size} (0 to "
                        f"{self.population.size - 1}).")
-    for variable, stacked in zip(self._parts.copy_variables[index],
+    self._load(index, index)
+    return self._objects(index)
+
+  # Member 0's objects answer for any member in `member_in`.
+  VIEW = 0
+
+  def _load(self, copy_index: int, member: int) -> None:
+    """Member `copy_index`'s copies take member `member`'s values."""
+    for variable, stacked in zip(self._parts.copy_variables[copy_index],
                                  self.stacked):
-      variable.assign(stacked[index])
-    objects = dict(self._parts.copies[index])
-    objects.update((id(self._parts.templates[key]), value)
-                   for key, value in self._parts.copies[index].items())
+      variable.assign(stacked[member])
+
+  def _objects(self, copy_index: int) -> dict[int, Any]:
+    """Member `copy_index`'s objects, keyed by the id of the scenario's
+    own, of the templates and of what stands in after the run."""
+    copies = self._parts.copies[copy_index]
+    objects = dict(copies)
+    for others in (self._parts.templates, self._parts.after_run):
+      objects.update((id(others[key]), value) for key, value in copies.items()
+                     if key in others)
     return objects
-
-
-class MemberStack(tf.Module):
-  """Every member's copy of one model, called as one: the outputs of all
-  members stacked on a leading member axis (what a population exports).
-
-  Args:
-    models: The members' models, in member order.
-    name: The module's name.
-  """
-
-  def __init__(self, models: list[Any], name: str = "members"):
-    super().__init__(name=name)
-    self.members = list(models)
-
-  def __call__(self, inputs: Any, is_training: bool = False) -> Any:
-    outputs = [utils.call_model(model, inputs, is_training)
-               for model in self.members]
-    return tf.nest.map_structure(lambda *parts: tf.stack(parts), *outputs)

@@ -28,27 +28,38 @@ class Population:
   """
 
   def __init__(self, seeds: Iterable[int], **settings: Sequence[Any]):
-    self.seeds = tuple(seeds)
-    if not self.seeds or not all(
-        isinstance(s, int) and not isinstance(s, bool) for s in self.seeds):
-      raise ValueError(f"Population: seeds must be a non-empty list of "
-                       f"ints, got {seeds!r}.")
+    self.seeds = _seeds("Population", seeds)
     self.settings = {}
     for name, values in settings.items():
-      values = tuple(values)
+      values = _values("Population", name, values, "one per member")
       if len(values) != len(self.seeds):
         raise ValueError(
             f"Population: setting {name!r} has {len(values)} values for "
             f"{len(self.seeds)} members (one value per member; "
             "Population.grid crosses settings with seeds).")
       self.settings[name] = values
+    seen: dict[tuple[Any, ...], int] = {}
+    for member in range(self.size):
+      key = (self.seeds[member], *(repr(v) for _, v in self.group(member)))
+      if key in seen:
+        described = ", ".join([f"seed {self.seeds[member]}"] + [
+            f"{name}={value!r}" for name, value in self.group(member)])
+        raise ValueError(
+            f"Population: members {seen[key]} and {member} are the same run "
+            f"({described}): each member is the solo run of its seed and "
+            "settings, so they would train identically; give them "
+            "different seeds or settings.")
+      seen[key] = member
 
   @classmethod
   def grid(cls, seeds: Iterable[int], **settings: Sequence[Any]
            ) -> "Population":
     """Every combination of the settings' values, each with every seed
     (K combinations x M seeds = K*M members, seeds varying fastest)."""
-    seeds = tuple(seeds)
+    seeds = _seeds("Population.grid", seeds)
+    settings = {name: _values("Population.grid", name, values,
+                              "to cross with the seeds")
+                for name, values in settings.items()}
     names = list(settings)
     members = [(seed, combo)
                for combo in itertools.product(*(settings[n] for n in names))
@@ -71,6 +82,31 @@ class Population:
     settings = "".join(f", {name}={list(values)!r}"
                        for name, values in self.settings.items())
     return f"Population(seeds={list(self.seeds)!r}{settings})"
+
+
+def _seeds(owner: str, seeds: Any) -> tuple[int, ...]:
+  """`seeds` as a tuple of ints, or the error that says what was given."""
+  hint = (f"; for seeds 0 to {seeds - 1} write range({seeds})"
+          if isinstance(seeds, int) and not isinstance(seeds, bool) and
+          seeds > 0 else "")
+  if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+    raise ValueError(f"{owner}: seeds must be a list of ints, one per "
+                     f"member, got {seeds!r}{hint}.")
+  seeds = tuple(seeds)
+  if not seeds or not all(isinstance(s, int) and not isinstance(s, bool)
+                          for s in seeds):
+    raise ValueError(f"{owner}: seeds must be a non-empty list of ints, "
+                     f"got {list(seeds)!r}.")
+  return seeds
+
+
+def _values(owner: str, name: str, values: Any, how: str) -> tuple[Any, ...]:
+  """A setting's values as a tuple, or the error for a single value."""
+  if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+    raise ValueError(f"{owner}: setting {name!r} must be a list of values "
+                     f"({how}), got {values!r}; write [{values!r}] for one "
+                     "value.")
+  return tuple(values)
 
 
 def parse(owner: str, population: Any, seed: int) -> Population | None:

@@ -40,6 +40,15 @@ SETTING_ERROR = (
     "population per value.")
 
 
+UNREAD_ERROR = (
+    "{owner}: the population sweeps {names}, but {owner}'s step never reads "
+    "{names} (a setting used outside the step, by the data, the "
+    "environments or build(), cannot differ per member; nor can one the "
+    "step does not use): sweep learning_rate or a setting the step reads "
+    "(the guide 'Many seeds at once' lists them), or train one population "
+    "per value.")
+
+
 BRANCH_ERROR = (
     "{owner}: a population could not vectorise a member's step: a tf.cond "
     "or tf.while_loop in it (AutoGraph makes one of a tensor `if` or loop in "
@@ -62,7 +71,7 @@ def _settings_applied(scenario: Any, settings: dict[str, tf.Tensor]
                       ) -> Iterator[None]:
   """One member's settings: "learning_rate" on every optimizer the
   scenario trains, any other name on the scenario itself."""
-  saved = []
+  saved, given = [], []
   for name, value in settings.items():
     if name == "learning_rate":
       owners = [o for o in scenario.trackables().values()
@@ -71,13 +80,19 @@ def _settings_applied(scenario: Any, settings: dict[str, tf.Tensor]
       owners = [scenario]
     for owner in owners:
       saved.append((owner, name, getattr(owner, name)))
-      setattr(owner, name, tf.cast(value, tf.float32)
-              if value.dtype.is_floating else value)
+      value = tf.cast(value, tf.float32) if value.dtype.is_floating else value
+      given.append((name, value))
+      setattr(owner, name, value)
   try:
     yield
   finally:
     for owner, name, value in reversed(saved):
       setattr(owner, name, value)
+  unread = sorted({name for name, _ in given} -
+                  {name for name, value in given if value.consumers()})
+  if unread:  # Read outside the step (data, environments, build) or not.
+    raise ValueError(UNREAD_ERROR.format(owner=type(scenario).__name__,
+                                         names=unread))
 
 
 def check_settings(scenario: Any, members: members_lib.Members) -> None:

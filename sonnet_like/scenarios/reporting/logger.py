@@ -17,6 +17,10 @@ overrides three methods:
     train 2 {'loss': 0.5}
     train 4 {'loss': 0.25}
 
+In a population `values` hold the means over the members still training
+and each member's own as "<name>/member_<i>" (`logs.with_members`): one
+TensorBoard tag, CSV column or MLflow key per member.
+
 `open` is called before the first step, when `scenario.step` is the step
 the run starts from (after a resume, the restored step: a logger whose
 store outlives a killed process can drop or skip what was logged after it,
@@ -27,6 +31,7 @@ whatever the reason.
 from typing import Any
 
 from sonnet_like.scenarios import hooks
+from sonnet_like.scenarios.reporting import logs as logs_lib
 
 
 class Logger(hooks.Hook):
@@ -78,11 +83,13 @@ class Logger(hooks.Hook):
     every = self.log_every or scenario.log_every
     if scenario.is_chief and (step % every == 0 or
                               step == scenario.num_steps):
-      self._opened(scenario).write("train", step, dict(logs))
+      self._opened(scenario).write("train", step,
+                                   logs_lib.with_members(logs))
 
   def eval_end(self, scenario, step, metrics):
     if scenario.is_chief:
-      self._opened(scenario).write("eval", step, dict(metrics))
+      self._opened(scenario).write("eval", step,
+                                   logs_lib.with_members(metrics))
 
   def end(self, scenario):
     if self._is_open:

@@ -72,6 +72,25 @@ class MemberMetrics(dict):
     self.members = members
 
 
+def members_of(values: Any) -> dict[str, list[float]] | None:
+  """Every member's values of a call's `Logs` or a `MemberMetrics`
+  evaluation, by name; None outside a population."""
+  if isinstance(values, Logs):
+    return values.members()
+  return getattr(values, "members", None)
+
+
+def with_members(values: Any) -> dict[str, float]:
+  """`values` as a flat dict: the members' means as given, and in a
+  population each member's own as "<name>/member_<i>" (what the loggers
+  write: TensorBoard tags, CSV columns, MLflow keys)."""
+  flat = dict(values)
+  for name, each in (members_of(values) or {}).items():
+    for member, value in enumerate(each):
+      flat[f"{name}/member_{member}"] = float(value)
+  return flat
+
+
 class StepRate:
   """Training steps per second, measured from one log step to the next.
 

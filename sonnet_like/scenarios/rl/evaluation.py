@@ -45,6 +45,7 @@ def greedy_actions(policy: Any) -> Callable[[tf.Tensor], tf.Tensor]:
   if isinstance(policy, (on_policy.OnPolicy, off_policy.OffPolicy)):
     if policy.history is None:
       raise ValueError(NOT_TRAINED_ERROR.format(owner=type(policy).__name__))
+    policy.require_single("evaluate_policy(scenario, ...)")
     if isinstance(policy, off_policy.OffPolicy):
       return policy.greedy
     return lambda observations: policy.policy.greedy(

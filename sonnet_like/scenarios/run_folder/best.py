@@ -2,8 +2,8 @@
 
 `EarlyStopping` (how long since the best) and `keep_best` (the best
 checkpoint kept aside, `keep_best.py`) both judge an evaluation with it:
-an eval metric, a mode ("min" or "max"; by default "max" for names
-containing "acc", else "min") and a `min_delta`, the smallest change that
+an eval metric, a mode ("min" or "max"; by default the metric's
+direction, `default_mode`) and a `min_delta`, the smallest change that
 counts as an improvement.
 
     >>> best = Best("EarlyStopping", "monitor", "accuracy")
@@ -26,9 +26,31 @@ class MetricNotFoundError(KeyError):
     return str(self.args[0])
 
 
-def default_mode(metric: str) -> str:
-  """"max" for an accuracy-like name (containing "acc"), else "min"."""
-  return "max" if "acc" in metric else "min"
+# Parts of a metric's name that say which way is better.
+HIGHER_IS_BETTER = ("acc", "return", "reward", "score", "auc", "precision",
+                    "recall", "f1", "iou", "coverage", "modes", "quality")
+LOWER_IS_BETTER = ("loss", "error", "mse", "mae", "nll", "perplexity", "fid",
+                   "regret", "distance")
+# A spread is neither (the spread of returns).
+NEITHER = ("std", "var")
+
+NO_DIRECTION_ERROR = (
+    "{owner}: {argument}={metric!r} does not say whether higher or lower is "
+    "better; pass {mode_argument}='max' or 'min'. (Names containing "
+    "{higher} are higher-is-better; {lower}, lower-is-better.)")
+
+
+def default_mode(metric: str) -> str | None:
+  """The metric's direction from its name: "max" where it contains one of
+  `HIGHER_IS_BETTER` (accuracy, return, reward, score, ...), "min" where
+  one of `LOWER_IS_BETTER` (loss, error, ...); None where its name says
+  neither, both, or names a spread ("return_std")."""
+  name = metric.lower()
+  higher = any(part in name for part in HIGHER_IS_BETTER)
+  lower = any(part in name for part in LOWER_IS_BETTER)
+  if higher == lower or any(part in name for part in NEITHER):
+    return None
+  return "max" if higher else "min"
 
 
 class Best:
@@ -38,7 +60,8 @@ class Best:
     owner: Who judges (a hook's or a scenario's name), for errors.
     argument: The argument naming the metric ("monitor", "keep_best").
     metric: The eval metric's name.
-    mode: "min" or "max"; None: `default_mode(metric)`.
+    mode: "min" or "max"; None: `default_mode(metric)` (a name that says
+      neither is refused).
     min_delta: The smallest change that counts as an improvement.
     mode_argument: The argument naming the mode, for errors.
   """
@@ -51,6 +74,12 @@ class Best:
                        f"metric, got {metric!r}.")
     if mode is None:
       mode = default_mode(metric)
+      if mode is None:
+        raise ValueError(NO_DIRECTION_ERROR.format(
+            owner=owner, argument=argument, metric=metric,
+            mode_argument=mode_argument,
+            higher=", ".join(repr(p) for p in HIGHER_IS_BETTER),
+            lower=", ".join(repr(p) for p in LOWER_IS_BETTER)))
     if mode not in MODES:
       raise ValueError(f"{owner}: {mode_argument} must be 'min' or 'max', "
                        f"got {mode!r}.")

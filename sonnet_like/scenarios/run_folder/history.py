@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from sonnet_like.core import files
 from sonnet_like.scenarios.reporting import curves
+from sonnet_like.scenarios.reporting import logs as logs_lib
 from sonnet_like.scenarios import hooks
 
 DAMAGED_ERROR = (
@@ -79,13 +80,13 @@ class History(hooks.Hook):
     if step % self.log_every == 0 or step == scenario.num_steps:
       if not self.train.get("step") or self.train["step"][-1] != step:
         self._add(self.train, step, logs)
-        members = getattr(logs, "members", lambda: None)()
+        members = logs_lib.members_of(logs)
         if members is not None:
           self._add_members(self.member_train, step, members)
 
   def eval_end(self, scenario, step, metrics):
     self._add(self.eval, step, metrics)
-    members = getattr(metrics, "members", None)
+    members = logs_lib.members_of(metrics)
     if members is not None:
       self._add_members(self.member_eval, step, members)
 

@@ -48,7 +48,9 @@ def test_each_members_average_is_its_solo_runs_and_is_what_it_serves(
   population = _supervised(population=[3, 5],
                            export_dir=str(tmp_path / "export"))
   x = _data(4)[0]
-  served = tf.saved_model.load(str(tmp_path / "export"))(x)
+  # What each member's own export serves (a classifier's outputs and
+  # classes), stacked.
+  served = tf.saved_model.load(str(tmp_path / "export"))(x)["outputs"]
   for i, seed in enumerate([3, 5]):
     solo = _supervised(seed=seed)
     with solo.ema_weights():

@@ -47,13 +47,14 @@ def _ppo(iterations=3, learning_rate=3e-3, **settings):
   return ppo, history
 
 
-def _state(scenario, objects=None):
-  """Every value a run's future depends on, by part: the scenario's own
-  objects, or a member's (`objects`, from `Members.member`)."""
-  get = (lambda x: x) if objects is None else (lambda x: objects[id(x)])
+def _state(scenario, member=None):
+  """Every value a run's future depends on, by part: a solo run's, or a
+  population's member `member` (the scenario answering as it)."""
+  if member is not None:
+    with scenario.as_member(member):
+      return _state(scenario)
   found = {}
   for name, value in dict(scenario.trackables(), rng=scenario.rng).items():
-    value = get(value)
     if isinstance(value, tf.random.Generator):
       found[name] = [value.state.numpy()]
     else:
@@ -85,7 +86,7 @@ def test_each_ppo_member_is_the_solo_run_of_its_seed_and_settings():
                                    learning_rate=[3e-3, 1e-3, 3e-3])
   population, history = _ppo(population=sweep,
                              learning_rate_schedule="linear")
-  states = [_state(population, population.members.member(i))
+  states = [_state(population, i)
             for i in range(3)]
   solos = [dict(seed=0), dict(seed=1, entropy_coef=0.01, gamma=0.9,
                               clip_ratio=0.3, learning_rate=1e-3)]
@@ -112,7 +113,7 @@ def test_each_dqn_member_is_the_solo_run_of_its_seed():
   # The target network, replay buffer and statistics are made by build():
   # each member's build makes its own.
   population, _ = _dqn(population=[4, 7])
-  states = [_state(population, population.members.member(i))
+  states = [_state(population, i)
             for i in range(2)]
   for state, seed in zip(states, [4, 7]):
     solo, _ = _dqn(seed=seed)
@@ -127,7 +128,7 @@ def test_a_replay_buffer_population_compiles_with_xla():
   # and the scalar copy of the step that `tf.vectorized_map` leaves behind.
   population, _ = _dqn(population=[4, 7], jit_compile=True)
   solo, _ = _dqn(seed=7, jit_compile=True)
-  member = _state(population, population.members.member(1))
+  member = _state(population, 1)
   assert _largest_difference(member, _state(solo)) < TOLERANCE
   assert int(solo.optimizer.step) > 0
 
@@ -147,9 +148,9 @@ def test_each_continuous_control_member_is_the_solo_run_of_its_seed(name):
 
   # Member 1 (member 0's seed is also the templates'): one solo run less.
   population = run(population=[0, 1])
-  member = _state(population, population.members.member(1))
+  member = _state(population, 1)
   assert _largest_difference(member, _state(run(seed=1))) < TOLERANCE
-  other = _state(population, population.members.member(0))
+  other = _state(population, 0)
   assert not np.array_equal(member["actor"][0], other["actor"][0])
 
 

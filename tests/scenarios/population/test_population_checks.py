@@ -1,0 +1,92 @@
+"""A population's settings sweep or are refused by name, and its arguments
+and metrics are checked in one sentence each."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+from sonnet_like.scenarios.run_folder import best
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: snt.scenarios.Population.grid(seeds=3),
+     r"^Population.grid: seeds must be a list of ints, one per member, got "
+     r"3; for seeds 0 to 2 write range\(3\)\.$"),
+    (lambda: snt.scenarios.Population(2),
+     r"^Population: seeds must be a list of ints, .* got 2; for seeds 0 to 1 "
+     r"write range\(2\)\.$"),
+    (lambda: snt.scenarios.Population([0, 1], learning_rate=0.1),
+     r"^Population: setting 'learning_rate' must be a list of values \(one "
+     r"per member\), got 0.1; write \[0.1\] for one value\.$"),
+    (lambda: snt.scenarios.Population.grid([0, 1], gamma="high"),
+     r"^Population.grid: setting 'gamma' must be a list of values"),
+    (lambda: snt.scenarios.Population([0, 1, 0]),
+     r"^Population: members 0 and 2 are the same run \(seed 0\)"),
+    (lambda: snt.scenarios.Population([0, 0], learning_rate=[0.1, 0.1]),
+     r"^Population: members 0 and 1 are the same run \(seed 0, "
+     r"learning_rate=0.1\)"),
+    (lambda: snt.scenarios.Population.grid([1, 1], learning_rate=[0.1]),
+     r"members 0 and 1 are the same run"),
+])
+def test_population_arguments_are_checked_in_one_sentence(make, message):
+  with pytest.raises(ValueError, match=message):
+    make()
+
+
+def test_the_same_seed_with_different_settings_is_a_population():
+  grid = snt.scenarios.Population([0, 0], learning_rate=[0.1, 0.01])
+  assert grid.size == 2
+
+
+@pytest.mark.parametrize("metric, mode", [
+    ("accuracy", "max"), ("eval/top1_acc", "max"), ("return", "max"),
+    ("episode_reward", "max"), ("score", "max"), ("high_quality", "max"),
+    ("loss", "min"), ("val_loss", "min"), ("error", "min"), ("mse", "min"),
+    ("length", None), ("return_std", None), ("steps", None),
+    ("loss_accuracy", None)])
+def test_a_metrics_direction_comes_from_its_name_or_is_asked_for(metric,
+                                                                 mode):
+  assert best.default_mode(metric) == mode
+  if mode is None:
+    with pytest.raises(ValueError, match=(
+        rf"^PPO: best={metric!r} does not say whether higher or lower is "
+        r"better; pass mode='max' or 'min'\.")):
+      best.Best("PPO", "best", metric)
+  assert best.Best("PPO", "best", metric, mode="min").mode == "min"
+
+
+def _regression(n=64):
+  rng = np.random.default_rng(0)
+  x = rng.normal(size=(n, 3)).astype(np.float32)
+  return x, x.sum(axis=1, keepdims=True)
+
+
+def _train(**settings):
+  scenario = snt.scenarios.Supervised(num_steps=4, batch_size=16,
+                                      progress=False, tensorboard=False,
+                                      **settings)
+  scenario(snt.nets.MLP([4, 1], name="mlp"), snt.optimizers.SGD(0.01),
+           lambda y, t: tf.reduce_mean((y - t) ** 2), _regression(),
+           eval_data=_regression(16))
+  return scenario
+
+
+def test_a_setting_the_step_never_reads_is_refused_by_name():
+  # The batch size decides the data pipeline, built before the step: every
+  # member would silently train at the scenario's own.
+  with pytest.raises(ValueError, match=(
+      r"^Supervised: the population sweeps \['batch_size'\], but "
+      r"Supervised's step never reads \['batch_size'\] \(a setting used "
+      r"outside the step, by the data, the environments or build\(\)")):
+    _train(population=snt.scenarios.Population([0, 0, 0],
+                                               batch_size=[16, 32, 64]))
+
+
+def test_best_without_a_mode_refuses_a_metric_of_no_direction():
+  population = _train(population=[0, 1], eval_every=4)
+  assert population.best("loss", mode="max") is population.member(
+      int(np.argmax(population.history.member_eval["loss"][-1])))
+  population.history.member_eval["spread"] = [[1.0, 2.0]]
+  with pytest.raises(ValueError, match=r"best='spread' does not say"):
+    population.best("spread")

@@ -1,0 +1,210 @@
+"""A population is its solo runs at every surface, for every scenario row
+(`population_table.ROWS`): member i of a population of seeds (3, 5) gives
+what the solo run of seed i gives wherever a user looks (its train logs
+and evaluations, `summary`, `best`, `keep_best` and `kept_best()`,
+`member(i)`, the export at the end, a hook, the CSV and TensorBoard logs,
+a resume after a crash, a dry run), and what has no single answer
+refuses in one sentence that names `member(`."""
+
+import csv
+import glob
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+from sonnet_like.scenarios.population import single
+from sonnet_like.scenarios.run_folder import keep_best
+from tests.scenarios.population import population_table
+
+SEEDS = population_table.SEEDS
+
+
+class _Seen(snt.scenarios.Hook):
+  """What a hook is given at each evaluation: every member's values."""
+
+  def __init__(self):
+    self.members = []
+
+  def eval_end(self, scenario, step, metrics):
+    self.members.append({k: list(v) for k, v in metrics.members.items()})
+
+
+class _Crash(snt.scenarios.Hook):
+  """Stops the process's run at step `at` by an error, as a kill would:
+  nothing after the last checkpoint is saved."""
+
+  def __init__(self, at):
+    self.at = at
+
+  def step_end(self, scenario, step, logs):
+    if step >= self.at:
+      raise RuntimeError("crashed")
+
+
+def _loop(row, folder, **more):
+  return dict(num_steps=row.num_steps, eval_every=row.eval_every,
+              log_every=row.eval_every, save_every=row.eval_every,
+              save_dir=os.path.join(folder, "run"),
+              export_dir=os.path.join(folder, "export"),
+              keep_best=row.metric, progress=False,
+              hooks=[snt.scenarios.CSVLogger()] + more.pop("hooks", []),
+              **more)
+
+
+def _csv(folder, kind="eval"):
+  with open(os.path.join(folder, "run", "logs", f"{kind}.csv")) as f:
+    return list(csv.DictReader(f))
+
+
+def _tensorboard(folder, tag):
+  values = []
+  for path in sorted(glob.glob(os.path.join(folder, "run", "logs", "eval",
+                                            "events.*"))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        if value.tag == tag:
+          values.append(float(tf.make_ndarray(value.tensor)))
+  return values
+
+
+def _served(folder, inputs):
+  """Every signature of the export in `folder`, on `inputs` (those it
+  takes, in its dtypes)."""
+  loaded = tf.saved_model.load(os.path.join(folder, "export"))
+  served = {}
+  for name, function in sorted(loaded.signatures.items()):
+    specs = function.structured_input_signature[1]
+    outputs = function(**{key: tf.constant(inputs[key], spec.dtype)
+                          for key, spec in specs.items()})
+    served[name] = {key: value.numpy() for key, value in outputs.items()}
+  return served
+
+
+def _weights(models):
+  return {name: [v.numpy() for v in model.variables]
+          for name, model in sorted(models.items())}
+
+
+def _models(scenario, member=None):
+  """The weights of the scenario's models by name: a solo run's, or
+  member `member`'s, the same from `member(i)` and `as_member(i)`."""
+  if member is None:
+    return _weights(scenario.models())
+  with scenario.as_member(member):
+    answered = _weights(scenario.models())
+  given = scenario.member(member)
+  given = _weights(given if isinstance(given, dict) else {
+      next(iter(answered)): given})
+  assert given.keys() == answered.keys()
+  for name in given:
+    for a, b in zip(given[name], answered[name]):
+      np.testing.assert_array_equal(a, b, err_msg=name)
+  return given
+
+
+def _same(a, b):
+  """Whether two answers of `member(i)`/`best(...)` are the same models."""
+  a, b = (x if isinstance(x, dict) else {"": x} for x in (a, b))
+  return {k: id(v) for k, v in a.items()} == {k: id(v) for k, v in b.items()}
+
+
+def _assert_close(got, want, atol, what):
+  np.testing.assert_allclose(np.asarray(got, np.float64),
+                             np.asarray(want, np.float64), atol=atol,
+                             rtol=atol, err_msg=what)
+
+
+@pytest.mark.parametrize("row", population_table.ROWS, ids=lambda r: r.name)
+def test_member_i_is_the_solo_run_of_seed_i_at_every_surface(row, tmp_path):
+  seen = _Seen()
+  folder = str(tmp_path / "population")
+  population = row.train(population=list(SEEDS),
+                         **_loop(row, folder, hooks=[seen]))
+  solos, solo_folders = [], []
+  for seed in SEEDS:
+    solo_folders.append(str(tmp_path / f"solo_{seed}"))
+    solos.append(row.train(seed=seed, **_loop(row, solo_folders[-1])))
+  history = population.history
+  for i, solo in enumerate(solos):
+    who = f"{row.name} member {i} (seed {SEEDS[i]})"
+    # Train logs and evaluations, and what a hook was given.
+    assert history.member_eval["step"] == solo.history.eval["step"]
+    for name, values in solo.history.eval.items():
+      if name != "step":
+        _assert_close([v[i] for v in history.member_eval[name]], values,
+                      row.atol, f"{who}: eval {name}")
+        _assert_close([e[name][i] for e in seen.members], values,
+                      row.atol, f"{who}: a hook's eval {name}")
+    # Beside the solo run's logs, each member's "finite" verdict; the
+    # rate of steps is the whole population's.
+    assert history.member_train.keys() - {"finite"} == (
+        solo.history.train.keys() - {"steps_per_second"})
+    for name, values in solo.history.train.items():
+      if name not in ("step", "steps_per_second"):
+        _assert_close([v[i] for v in history.member_train[name]], values,
+                      row.atol, f"{who}: train {name}")
+    # The CSV and TensorBoard logs: a column and a tag per member.
+    metric = f"{row.metric}/member_{i}"
+    _assert_close([float(r[metric]) for r in _csv(folder)],
+                  [float(r[row.metric]) for r in _csv(solo_folders[i])],
+                  row.atol, f"{who}: eval.csv")
+    _assert_close(_tensorboard(folder, metric),
+                  _tensorboard(solo_folders[i], row.metric), row.atol,
+                  f"{who}: TensorBoard")
+    # Its models, and the export at the end (each at its own best).
+    for name, weights in _models(solo).items():
+      for a, b in zip(_models(population, i)[name], weights):
+        _assert_close(a, b, row.atol, f"{who}: {name}")
+    served = _served(folder, row.serving_inputs)
+    for name, outputs in _served(solo_folders[i],
+                                 row.serving_inputs).items():
+      for key, value in outputs.items():
+        _assert_close(served[name][key][i], value, row.atol,
+                      f"{who}: export {name} {key}")
+  # The distribution, the best member, and each member's kept best.
+  last = [solo.history.eval[row.metric][-1] for solo in solos]
+  summary = population.summary(row.metric)
+  _assert_close([summary.mean, summary.count], [np.mean(last), len(SEEDS)],
+                row.atol, "summary")
+  better = max if population.checkpointing.best_mode == "max" else min
+  best = population.best(row.metric)
+  assert any(_same(best, population.member(i)) for i, value in enumerate(last)
+             if abs(value - better(last)) <= row.atol), (row.name, last)
+  with population.kept_best() as record:
+    for i, solo_folder in enumerate(solo_folders):
+      solo_best = keep_best.record(os.path.join(solo_folder, "run"))
+      assert record["steps"][i] == solo_best["step"]
+      _assert_close(record["values"][i], solo_best["value"], row.atol,
+                    f"member {i}'s kept best")
+  # No silent template: each single answer refuses, naming member(i).
+  for call, function in row.single_answers(population).items():
+    with pytest.raises(single.PopulationError, match=r"member\(i\)"):
+      function()
+  # ... and inside as_member(i) the scenario answers as member i.
+  with population.as_member(1):
+    assert population.models().keys() == solos[1].models().keys()
+    for name, weights in _models(solos[1]).items():
+      for a, b in zip(_models(population)[name], weights):
+        _assert_close(a, b, row.atol, f"as_member(1): {name}")
+  # A crash after a save, then the same command again: the population
+  # ends where the uninterrupted one did.
+  crashed = str(tmp_path / "crashed")
+  at = row.num_steps - row.eval_every + 1
+  with pytest.raises(RuntimeError, match="crashed"):
+    row.train(population=list(SEEDS), **_loop(row, crashed,
+                                             hooks=[_Crash(at)]))
+  resumed = row.train(population=list(SEEDS), **_loop(row, crashed))
+  for i in range(len(SEEDS)):
+    for name, weights in _models(population, i).items():
+      for a, b in zip(_models(resumed, i)[name], weights):
+        np.testing.assert_array_equal(a, b, err_msg=f"resumed {name}")
+  assert resumed.history.member_eval == history.member_eval
+  # A dry run checks the population's steps, evaluation, save, resume and
+  # export in seconds.
+  dry = row.train(population=list(SEEDS),
+                  **_loop(row, str(tmp_path / "dry"), dry_run=True))
+  assert dry.history.stop_reason == "dry run"
+  assert not os.path.exists(tmp_path / "dry" / "export")
