@@ -3,9 +3,13 @@
 A hook overrides any of `begin`, `step_end`, `eval_end` and `end`. The
 engine calls `step_end` after every compiled call (which may cover several
 steps), `eval_end` after each evaluation and before that call's `step_end`.
-A hook stops training with `scenario.request_stop(reason, final=...)`. A hook whose
-state decides the rest of the run returns it from `state(scenario)`, and the
-engine checkpoints it with everything else.
+A hook stops training with `scenario.request_stop(reason, final=...)`. A
+hook whose state decides the rest of the run returns it from
+`state(scenario)`, and the engine checkpoints it with everything else.
+
+A subclass that defines a public method named like another library's event
+(`on_step_end`, `on_epoch_end`, `after_step`, `train_end`, ...) is refused
+when the class is defined: no scenario would ever call it.
 """
 
 from typing import Any
@@ -15,8 +19,86 @@ import tensorflow as tf
 
 from sonnet_like.scenarios.run_folder import best as best_lib
 
+# The events a scenario calls, with their signatures.
+EVENTS = {
+    "state": "state(scenario)",
+    "begin": "begin(scenario)",
+    "step_end": "step_end(scenario, step, logs)",
+    "eval_end": "eval_end(scenario, step, metrics)",
+    "end": "end(scenario)",
+}
+
+UNKNOWN_EVENT_ERROR = (
+    "Hook subclass {owner} defines {names}, named like a hook event, but "
+    "no scenario calls {them}: a Hook's events are {events}; rename {them} "
+    "to the event meant{suggestions}, or start {their} with _ if "
+    "{it_is} of your own.")
+
+# Names of another library's events (Keras' `on_epoch_end`, ignite's
+# `after_step`, a hand-made `train_end`): a hook defining one meant an event.
+_EVENT_PREFIXES = ("on_", "after_", "before_")
+_EVENT_SUFFIXES = ("_begin", "_end", "_start", "_started", "_ended")
+
+# For the message: which of our events a foreign name most likely meant.
+_MEANT = (({"eval", "evaluate", "evaluation", "validation", "valid", "val",
+            "test"}, "eval_end"),
+          ({"begin", "start", "started"}, "begin"),
+          ({"step", "batch", "epoch", "iteration", "iter"}, "step_end"),
+          ({"end", "ended", "finish", "train", "fit"}, "end"))
+
+
+def _looks_like_an_event(name: str) -> bool:
+  return name not in EVENTS and not name.startswith("_") and (
+      name.startswith(_EVENT_PREFIXES) or name.endswith(_EVENT_SUFFIXES))
+
+
+def _meant(name: str) -> str | None:
+  words = set(name.split("_"))
+  if words & {"batch", "step", "epoch", "iteration"} and (
+      words & {"begin", "start", "before"}):
+    return None  # Before each step: there is no such event.
+  return next((event for keys, event in _MEANT if words & keys), None)
+
+
+def _unknown_events(cls: type) -> list[str]:
+  """The public methods of `cls` (and of its mixins) named like an event."""
+  names = []
+  for klass in cls.__mro__:
+    if klass in (Hook, object):
+      continue
+    for name, value in vars(klass).items():
+      if (name not in names and _looks_like_an_event(name) and
+          (callable(value) or isinstance(value, (staticmethod, classmethod)))):
+        names.append(name)
+  return names
+
+
 class Hook:
-  """Base class: every method is a no-op."""
+  """Base class: every method is a no-op.
+
+  A subclass overrides the events it needs, as named here:
+  `state(scenario)`, `begin(scenario)`, `step_end(scenario, step, logs)`,
+  `eval_end(scenario, step, metrics)` and `end(scenario)`.
+
+  Raises:
+    TypeError: when a subclass is defined with a public method named like
+      another library's event (`on_step_end`, `after_step`, `train_end`),
+      which no scenario would call.
+  """
+
+  def __init_subclass__(cls, **kwargs: Any):
+    super().__init_subclass__(**kwargs)
+    names = _unknown_events(cls)
+    if names:
+      meant = [f"{name} -> {_meant(name)}" for name in names if _meant(name)]
+      one = len(names) == 1
+      raise TypeError(UNKNOWN_EVENT_ERROR.format(
+          owner=cls.__name__, names=", ".join(names),
+          them="it" if one else "them",
+          their="its name" if one else "their names",
+          it_is="it is a helper" if one else "they are helpers",
+          events=", ".join(EVENTS.values()),
+          suggestions=f" ({', '.join(meant)})" if meant else ""))
 
   def state(self, scenario: Any) -> tf.Module | None:
     """What to checkpoint for this hook, or None (called before restore)."""

@@ -118,3 +118,65 @@ def test_early_stopping_state_survives_a_restart(tmp_path):
   assert resumed_history.stop_reason == history.stop_reason
   for a, b in zip(model.variables, resumed.variables):
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+_EVENTS = (r"a Hook's events are state\(scenario\), begin\(scenario\), "
+           r"step_end\(scenario, step, logs\), eval_end\(scenario, step, "
+           r"metrics\), end\(scenario\); ")
+
+
+@pytest.mark.parametrize("name, meant", [
+    ("on_step_end", "step_end"), ("on_epoch_end", "step_end"),
+    ("on_train_batch_end", "step_end"), ("after_step", "step_end"),
+    ("on_train_begin", "begin"), ("on_test_end", "eval_end"),
+    ("train_end", "end")])
+def test_a_method_named_after_another_librarys_event_is_refused(name, meant):
+  # Before, the class was made and the run trained to its end with the
+  # method never called.
+  with pytest.raises(TypeError, match=(
+      rf"^Hook subclass Misnamed defines {name}, named like a hook event, "
+      rf"but no scenario calls it: {_EVENTS}rename it to the event meant "
+      rf"\({name} -> {meant}\), or start its name with _ if it is a helper "
+      r"of your own\.$")):
+    type("Misnamed", (hooks.Hook,), {name: lambda self, *args: None})
+
+
+def test_every_misnamed_method_is_named_with_those_of_a_mixin():
+  class Mixin:
+
+    def before_step(self, scenario):
+      pass
+
+  with pytest.raises(TypeError, match=(
+      r"^Hook subclass Both defines on_step_end, before_step, named like a "
+      r"hook event, but no scenario calls them: .* rename them to the event "
+      r"meant \(on_step_end -> step_end\), or start their names with _ if "
+      r"they are helpers of your own\.$")):
+
+    class Both(Mixin, hooks.Hook):  # pylint: disable=unused-variable
+
+      def on_step_end(self, step, logs=None):
+        pass
+
+
+def test_our_events_private_helpers_and_flags_are_not_refused():
+  class Fine(hooks.Hook):
+    on_gpu = True  # Not a method.
+
+    def begin(self, scenario):
+      self._on_step_end(scenario)
+
+    def step_end(self, scenario, step, logs):
+      pass
+
+    def _on_step_end(self, scenario):
+      pass
+
+    def send(self):  # Public, but not named like an event.
+      pass
+
+  Fine().begin(_FakeScenario())
+  import sonnet_like as snt  # pylint: disable=g-import-not-at-top
+  for hook in (snt.scenarios.EarlyStopping, snt.scenarios.CSVLogger,
+               snt.scenarios.History, snt.scenarios.ProgressBar):
+    assert not hooks._unknown_events(hook)  # pylint: disable=protected-access
