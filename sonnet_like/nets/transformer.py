@@ -19,6 +19,24 @@ from sonnet_like.nets import mlp as mlp_lib
 
 NORMS = ("layer", "rms")
 
+HEADS_ERROR = (
+    "{module} has {num_heads} heads, which do not divide model_size "
+    "{size}; pass key_size (and value_size if it differs), each head's "
+    "size, e.g. key_size={example}, or choose a number of heads that "
+    "divides {size}.")
+
+
+def check_heads(owner: str, num_heads: int, model_size: int,
+                key_size: int | None, value_size: int | None) -> None:
+  """Checks the attention sizes `Transformer` and `TransformerLM` take."""
+  arguments.check_positive_int(owner, "key_size", key_size, optional=True)
+  arguments.check_positive_int(owner, "value_size", value_size,
+                               optional=True)
+  if key_size is None and model_size % num_heads:
+    raise ValueError(HEADS_ERROR.format(
+        module=owner, num_heads=num_heads, size=model_size,
+        example=max(1, model_size // num_heads)))
+
 
 def _norm(kind: str, name: str) -> base.Module:
   if kind == "rms":
@@ -34,6 +52,7 @@ class TransformerBlock(base.Module):
   """
 
   def __init__(self, num_heads: int, model_size: int, mlp_size: int, *,
+               key_size: int | None = None, value_size: int | None = None,
                num_kv_heads: int | None = None, causal: bool = False,
                norm: str = "layer",
                activation: types.Activation = tf.nn.gelu,
@@ -45,7 +64,8 @@ class TransformerBlock(base.Module):
     self._dropout_rate = dropout_rate
     self.attention_norm = _norm(norm, "attention_norm")
     self.attention = multi_head.MultiHeadAttention(
-        num_heads, model_size=model_size, num_kv_heads=num_kv_heads,
+        num_heads, key_size, value_size=value_size, model_size=model_size,
+        num_kv_heads=num_kv_heads,
         causal=causal, dropout_rate=dropout_rate, rotary=rotary,
         chunk_size=chunk_size, w_init=w_init, name="attention")
     self.mlp_norm = _norm(norm, "mlp_norm")
@@ -93,6 +113,7 @@ class Transformer(base.Module):
 
   def __init__(self, num_layers: int, num_heads: int, model_size: int,
                mlp_size: int | None = None, *,
+               key_size: int | None = None, value_size: int | None = None,
                num_kv_heads: int | None = None, causal: bool = False,
                norm: str = "layer",
                activation: types.Activation = tf.nn.gelu,
@@ -105,10 +126,14 @@ class Transformer(base.Module):
 
     Args:
       num_layers: Number of blocks.
-      num_heads: Attention heads per block; must divide `model_size`.
+      num_heads: Attention heads per block; must divide `model_size`
+        unless `key_size` is given.
       model_size: Size of the inputs, outputs and residual stream.
       mlp_size: Hidden width of each block's MLP; `4 * model_size` by
         default.
+      key_size: Size of each head's queries and keys;
+        `model_size // num_heads` by default.
+      value_size: Size of each head's values; `key_size` by default.
       num_kv_heads: Key/value heads per block (grouped-query attention);
         `num_heads` by default.
       causal: Whether each position attends only to itself and earlier ones.
@@ -135,9 +160,7 @@ class Transformer(base.Module):
     if not callable(activation):
       raise TypeError(f"{owner}: activation must be callable, got "
                       f"{activation!r}.")
-    if model_size % num_heads:
-      raise ValueError(multi_head.HEADS_DO_NOT_DIVIDE_ERROR.format(
-          module=owner, num_heads=num_heads, size=model_size))
+    check_heads(owner, num_heads, model_size, key_size, value_size)
     if dropout_rate is not None:
       dropout.check_rate(owner, "dropout_rate", dropout_rate)
     self.model_size = model_size
@@ -145,6 +168,7 @@ class Transformer(base.Module):
     self.blocks = [
         TransformerBlock(
             num_heads, model_size, mlp_size or 4 * model_size,
+            key_size=key_size, value_size=value_size,
             num_kv_heads=num_kv_heads, causal=causal, norm=norm,
             activation=activation, dropout_rate=dropout_rate, rotary=rotary,
             chunk_size=chunk_size, w_init=w_init, name=f"block_{i}")

@@ -22,6 +22,17 @@ TOO_LONG_ERROR = (
     "{total} positions, but {why} {limit}; {fix}.")
 
 
+def _gumbel(seed: tf.Tensor, shape: Any) -> tf.Tensor:
+  """Standard Gumbel noise of `shape` from a stateless `seed`, the same
+  bits in TensorFlow's kernels and in XLA (made from Philox integers)."""
+  bits = tf.random.stateless_uniform(shape, seed, minval=None, maxval=None,
+                                     dtype=tf.uint32, alg="philox")
+  # The top 24 bits, centred in their interval: uniform in (0, 1).
+  uniform = (tf.cast(tf.bitwise.right_shift(bits, 8), tf.float32) + 0.5
+             ) * 2.0 ** -24
+  return -tf.math.log(-tf.math.log(uniform))
+
+
 class TransformerLM(base.Module):
   """Token ids -> next-token logits, through a causal `Transformer`.
 
@@ -45,6 +56,7 @@ class TransformerLM(base.Module):
 
   def __init__(self, vocab_size: int, num_layers: int, num_heads: int,
                model_size: int, mlp_size: int | None = None, *,
+               key_size: int | None = None, value_size: int | None = None,
                num_kv_heads: int | None = None, position: str = "rotary",
                max_length: int | None = None, norm: str = "layer",
                activation: types.Activation = tf.nn.gelu,
@@ -57,9 +69,13 @@ class TransformerLM(base.Module):
     Args:
       vocab_size: Number of token ids.
       num_layers: Number of transformer blocks.
-      num_heads: Attention heads per block.
+      num_heads: Attention heads per block; must divide `model_size`
+        unless `key_size` is given.
       model_size: Width of the embeddings and the residual stream.
       mlp_size: Hidden width of the MLPs; `4 * model_size` by default.
+      key_size: Size of each head's queries and keys;
+        `model_size // num_heads` by default.
+      value_size: Size of each head's values; `key_size` by default.
       num_kv_heads: Key/value heads (grouped-query attention).
       position: "rotary" or "learned".
       max_length: The longest sequence; needed for learned positions.
@@ -74,6 +90,10 @@ class TransformerLM(base.Module):
     super().__init__(name=name)
     owner = "TransformerLM"
     arguments.check_positive_int(owner, "vocab_size", vocab_size)
+    arguments.check_positive_int(owner, "num_heads", num_heads)
+    arguments.check_positive_int(owner, "model_size", model_size)
+    transformer.check_heads(owner, num_heads, model_size, key_size,
+                            value_size)
     checks.check_choice(owner, "position", position, POSITIONS)
     arguments.check_positive_int(owner, "max_length", max_length,
                                  optional=position != "learned")
@@ -86,8 +106,8 @@ class TransformerLM(base.Module):
         max_length, model_size, name="position_embed") if (
             position == "learned") else None
     self.transformer = transformer.Transformer(
-        num_layers, num_heads, model_size, mlp_size,
-        num_kv_heads=num_kv_heads, causal=True, norm=norm,
+        num_layers, num_heads, model_size, mlp_size, key_size=key_size,
+        value_size=value_size, num_kv_heads=num_kv_heads, causal=True, norm=norm,
         activation=activation, dropout_rate=dropout_rate,
         rotary=position == "rotary", chunk_size=chunk_size, remat=remat,
         w_init=w_init, name="transformer")
@@ -142,7 +162,8 @@ class TransformerLM(base.Module):
         (greedy).
       top_k: If given, sample among the `top_k` most likely tokens only.
       seed: An int or a shape-[2] integer tensor; the tokens are a function
-        of it. Random when None.
+        of it, the same eagerly, in a `tf.function` and compiled with XLA
+        (see below). Random when None.
       max_length: Positions in the cache; `prompt length + num_tokens` by
         default.
       use_cache: Whether to decode from a key/value cache (one position a
@@ -151,6 +172,17 @@ class TransformerLM(base.Module):
 
     Returns:
       `[batch, num_tokens]` int32 ids.
+
+    Each step draws its token by the Gumbel-max trick: the argmax of the
+    logits plus Gumbel noise made from 32-bit Philox integers of
+    `stateless_fold_in(seed, step)`. TensorFlow's kernels and XLA give
+    those integers bit for bit (not its float draws or its
+    `stateless_categorical`, which XLA computes another way), so a seed
+    gives the same tokens eagerly, in a `tf.function` and with
+    `jit_compile=True`. The one exception is a near tie: XLA may round
+    the logits differently in the last bits (fused kernels), and two
+    tokens whose noisy logits are that close (about 1e-6 apart) may be
+    chosen differently.
     """
     owner = checks.describe(self)
     arguments.check_positive_int(owner, "num_tokens", num_tokens)
@@ -179,9 +211,10 @@ class TransformerLM(base.Module):
       if top_k is not None:
         kth = tf.math.top_k(logits, top_k).values[:, -1:]
         logits = tf.where(logits < kth, tf.cast(-1e9, logits.dtype), logits)
-      step_seed = tf.random.experimental.stateless_fold_in(seed, step)
-      return tf.random.stateless_categorical(
-          logits, 1, step_seed, dtype=tf.int32)[:, 0]
+      return tf.argmax(tf.cast(logits, tf.float32) + _gumbel(
+          tf.random.experimental.stateless_fold_in(seed, step),
+          logits.shape if logits.shape.is_fully_defined() else
+          tf.shape(logits)), -1, output_type=tf.int32)
 
     @autograph.as_written
     def write(tokens, step, token):

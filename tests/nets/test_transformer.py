@@ -59,8 +59,11 @@ def test_remat_and_chunks_change_memory_not_results():
 
 def test_arguments_are_checked():
   with pytest.raises(ValueError, match=r"Transformer has 3 heads, which do not"
-                     r" divide the model size 8"):
+                     r" divide model_size 8; pass key_size"):
     snt.nets.Transformer(1, 3, 8)
+  with pytest.raises(ValueError, match=r"^Transformer: key_size must be a "
+                     r"positive int or None, got 0\."):
+    snt.nets.Transformer(1, 3, 8, key_size=0)
   with pytest.raises(ValueError, match="norm must be one of"):
     snt.nets.Transformer(1, 2, 8, norm="batch")
   net = snt.nets.Transformer(1, 2, 8, dropout_rate=0.1, name="net")
@@ -70,3 +73,20 @@ def test_arguments_are_checked():
   with pytest.raises(ValueError, match="Transformer 'net' was built for "
                      "model size 8, got 5"):
     net(_x((2, 6, 5)), is_training=False)
+
+
+def test_key_size_and_value_size_reach_every_blocks_attention():
+  # Before, Transformer took neither, and 5 heads could not share 16.
+  net = snt.nets.Transformer(2, 5, 16, key_size=4, value_size=2, name="net")
+  assert net(_x((2, 3, 16))).shape == (2, 3, 16)
+  for block in net.blocks:
+    attention = block.attention
+    assert (attention.key_size, attention.value_size) == (4, 2)
+    assert attention.query_projection.output_size == 5 * 4
+    assert attention.value_projection.output_size == 5 * 2
+    assert attention.output_projection.output_size == 16
+  with pytest.raises(ValueError, match=(
+      r"^Transformer has 5 heads, which do not divide model_size 16; pass "
+      r"key_size \(and value_size if it differs\), each head's size, e\.g\. "
+      r"key_size=3, or choose a number of heads that divides 16\.$")):
+    snt.nets.Transformer(1, 5, 16)

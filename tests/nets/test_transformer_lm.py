@@ -60,3 +60,43 @@ def test_too_many_tokens_are_named():
     lm.sample(prompt, 8, max_length=10)
   with pytest.raises(ValueError, match="its learned positions stop at 70"):
     lm.sample(prompt, 68)
+
+
+def test_key_size_lets_heads_not_divide_the_model_size():
+  # Before, TransformerLM took no key_size and said to give it.
+  with pytest.raises(ValueError, match=(
+      r"^TransformerLM has 5 heads, which do not divide model_size 16; pass "
+      r"key_size \(and value_size if it differs\)")):
+    snt.nets.TransformerLM(11, 1, num_heads=5, model_size=16)
+  lm = snt.nets.TransformerLM(11, 1, num_heads=5, model_size=16, key_size=4,
+                              value_size=2)
+  assert lm(tf.constant([[1, 2, 3]])).shape == (1, 3, 11)
+  attention = lm.transformer.blocks[0].attention
+  assert (attention.key_size, attention.value_size) == (4, 2)
+  assert lm.sample(tf.constant([[1, 2]]), 3, seed=0).shape == (1, 3)
+
+
+def test_a_seed_gives_the_same_tokens_eagerly_traced_and_with_xla():
+  # Before, stateless_categorical drew other tokens under XLA.
+  lm = _lm("rotary", num_layers=1)
+  prompt = tf.constant([[1, 2, 3], [4, 5, 6]])
+
+  def sample(p):  # With and without top_k.
+    return tf.stack([lm.sample(p, 16, temperature=0.8, top_k=k, seed=0)
+                     for k in (None, 4)])
+
+  eager = sample(prompt).numpy()
+  np.testing.assert_array_equal(tf.function(sample)(prompt), eager)
+  np.testing.assert_array_equal(
+      tf.function(sample, jit_compile=True)(prompt), eager)
+  assert len(np.unique(eager[0])) > 3  # Sampled, not a constant sequence.
+  assert not np.array_equal(eager[0], eager[1])
+
+
+def test_sampled_tokens_follow_the_softmax_of_the_logits():
+  lm = _lm("rotary", num_layers=1)
+  prompt = tf.tile(tf.constant([[1, 2, 3]]), [4000, 1])
+  tokens = lm.sample(prompt, 1, temperature=0.5, seed=1)[:, 0].numpy()
+  expected = tf.nn.softmax(lm(prompt[:1])[0, -1] / 0.5).numpy()
+  counts = np.bincount(tokens, minlength=13) / len(tokens)
+  np.testing.assert_allclose(counts, expected, atol=0.03)
