@@ -63,14 +63,24 @@ def train_gan(**loop):
   return gan
 
 
+def _carts(seed=5):
+  return envs.CartPole(4, seed=seed, max_episode_steps=40)
+
+
+def _pendulums(num_envs):
+  # Continuous actions: each member's greedy action (the mean) is its own,
+  # so its evaluation tells its actor from another's (a greedy CartPole
+  # policy of a few updates plays one action whatever its weights).
+  return envs.Pendulum(num_envs, max_episode_steps=5)
+
+
 def train_reinforce(num_steps, **loop):
   reinforce = snt.scenarios.REINFORCE(num_env_steps=num_steps * 4 * 5,
                                       num_envs=4, rollout_length=5,
                                       eval_episodes=8, **loop)
-  reinforce(snt.nets.MLP([8, 2], name="policy"),
+  reinforce(snt.nets.MLP([8, 1], name="policy"),
             snt.nets.MLP([8, 1], name="baseline"),
-            snt.optimizers.Adam(0.01), envs.Guess(4, seed=5),
-            eval_env=envs.Guess(4, seed=11))
+            snt.optimizers.Adam(0.01), _pendulums(4), eval_env=_pendulums(4))
   return reinforce
 
 
@@ -78,9 +88,8 @@ def train_ppo(num_steps, **loop):
   ppo = snt.scenarios.PPO(num_env_steps=num_steps * 4 * 5, num_envs=4,
                           rollout_length=5, num_epochs=2, num_minibatches=2,
                           eval_episodes=8, **loop)
-  ppo(snt.nets.MLP([8, 2], name="actor"), snt.nets.MLP([8, 1], name="critic"),
-      snt.optimizers.Adam(0.01), envs.Guess(4, seed=5),
-      eval_env=envs.Guess(4, seed=11))
+  ppo(snt.nets.MLP([8, 1], name="actor"), snt.nets.MLP([8, 1], name="critic"),
+      snt.optimizers.Adam(0.01), _pendulums(4), eval_env=_pendulums(4))
   return ppo
 
 
@@ -88,8 +97,8 @@ def train_dqn(num_steps, **loop):
   dqn = snt.scenarios.DQN(num_env_steps=num_steps * 4, num_envs=4,
                           buffer_size=64, batch_size=8, learning_starts=8,
                           target_update_every=4, eval_episodes=8, **loop)
-  dqn(snt.nets.MLP([8, 2], name="q"), snt.optimizers.Adam(0.01),
-      envs.Guess(4, seed=5), eval_env=envs.Guess(4, seed=11))
+  dqn(snt.nets.MLP([8, 2], name="q"), snt.optimizers.Adam(0.01), _carts(),
+      eval_env=_carts(11))
   return dqn
 
 
@@ -98,8 +107,7 @@ def train_sac(num_steps, **loop):
                           buffer_size=32, batch_size=8, learning_starts=6,
                           eval_episodes=2, **loop)
   sac(snt.nets.MLP([8, 2], name="actor"), snt.nets.MLP([8, 1], name="q"),
-      snt.optimizers.Adam(0.01), envs.Pendulum(2, max_episode_steps=5),
-      eval_env=envs.Pendulum(2, max_episode_steps=5))
+      snt.optimizers.Adam(0.01), _pendulums(2), eval_env=_pendulums(2))
   return sac
 
 
@@ -108,8 +116,7 @@ def train_td3(num_steps, **loop):
                           buffer_size=32, batch_size=8, learning_starts=6,
                           eval_episodes=2, **loop)
   td3(snt.nets.MLP([8, 1], name="actor"), snt.nets.MLP([8, 1], name="q"),
-      snt.optimizers.Adam(0.01), envs.Pendulum(2, max_episode_steps=5),
-      eval_env=envs.Pendulum(2, max_episode_steps=5))
+      snt.optimizers.Adam(0.01), _pendulums(2), eval_env=_pendulums(2))
   return td3
 
 
@@ -162,22 +169,23 @@ def _env_steps(train):
   return lambda **loop: train(loop.pop("num_steps"), **loop)
 
 
-_OBSERVATION = np.linspace(-1, 1, 6, dtype=np.float32)[:, None]
+_OBSERVATION = np.random.default_rng(0).uniform(
+    -0.2, 0.2, (6, 4)).astype(np.float32)
 _ANGLES = np.stack([np.cos(np.linspace(0, 3, 6)), np.sin(np.linspace(0, 3, 6)),
                     np.linspace(-1, 1, 6)], axis=1).astype(np.float32)
 
 
-def _policy_calls(act):
-  return lambda scenario, observations: {
+def _policy_calls(act, observations, env):
+  return lambda scenario: {
       "act": lambda: act(scenario, observations),
       "evaluate_policy": lambda: snt.scenarios.evaluate_policy(
-          scenario, envs.Guess(2), episodes=2),
+          scenario, env(), episodes=2),
       "export": lambda: scenario.export("unused"),
   }
 
 
-def _guess_calls(scenario):
-  return _policy_calls(lambda s, x: s.act(x))(scenario, _OBSERVATION)
+_PENDULUM_CALLS = _policy_calls(lambda s, x: s.act(x), _ANGLES,
+                                lambda: _pendulums(2))
 
 
 ROWS = [
@@ -191,20 +199,16 @@ ROWS = [
         lambda s: {"sample": lambda: s.sample(4),
                    "export": lambda: s.export("unused")}),
     Row("REINFORCE", _env_steps(train_reinforce), 6, 3, "return",
-        {"observation": _OBSERVATION, "seed": 7}, _guess_calls),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("PPO", _env_steps(train_ppo), 6, 3, "return",
-        {"observation": _OBSERVATION, "seed": 7}, _guess_calls),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("DQN", _env_steps(train_dqn), 12, 6, "return",
         {"observation": _OBSERVATION, "seed": 7},
-        lambda s: _policy_calls(lambda s, x: s.greedy(x))(s, _OBSERVATION)),
+        _policy_calls(lambda s, x: s.greedy(x), _OBSERVATION, _carts)),
     Row("SAC", _env_steps(train_sac), 12, 6, "return",
-        {"observation": _ANGLES, "seed": 7},
-        lambda s: {"act": lambda: s.act(_ANGLES),
-                   "export": lambda: s.export("unused")}),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("TD3", _env_steps(train_td3), 12, 6, "return",
-        {"observation": _ANGLES, "seed": 7},
-        lambda s: {"act": lambda: s.act(_ANGLES),
-                   "export": lambda: s.export("unused")}),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("Denoise", train_denoise, 12, 4, "error",
         {"inputs": np.full([3, 4], 0.5, np.float32)},
         lambda s: {"model": lambda: s.model(np.zeros([1, 4], np.float32)),
