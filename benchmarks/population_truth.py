@@ -26,8 +26,7 @@ def train(kind: str, env_steps: int, eval_episodes: int, **settings):
   scenario = recipe.scenario(num_env_steps=env_steps,
                              eval_every=None, eval_episodes=eval_episodes,
                              progress=False, tensorboard=False, **settings)
-  networks = recipe.networks()
-  networks = networks if isinstance(networks, tuple) else (networks,)
+  networks = (recipe.q_network(),) if kind == "dqn" else recipe.networks()
   scenario(*networks, recipe.optimizer(),
            snt.envs.CartPole(num_envs=num_envs),
            eval_env=snt.envs.CartPole(eval_episodes, seed=1))

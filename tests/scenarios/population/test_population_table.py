@@ -9,12 +9,17 @@ refuses in one sentence that names `member(`."""
 import csv
 import glob
 import os
+import signal
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+import tests
 from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.run_folder import keep_best
 from tests.scenarios.population import population_table
@@ -208,3 +213,38 @@ def test_member_i_is_the_solo_run_of_seed_i_at_every_surface(row, tmp_path):
                   **_loop(row, str(tmp_path / "dry"), dry_run=True))
   assert dry.history.stop_reason == "dry run"
   assert not os.path.exists(tmp_path / "dry" / "export")
+
+
+_KILLED = textwrap.dedent("""
+    import signal, sys
+    sys.path.insert(0, {root!r})
+    import conftest  # TensorFlow set up as in the test process.
+    from tests.scenarios.population import population_table as rows
+    from tests.scenarios.population import test_population_table as t
+    from tests.scenarios.population import test_supervised_population as s
+    row = next(r for r in rows.ROWS if r.name == sys.argv[2])
+    row.train(population=list(rows.SEEDS), **t._loop(
+        row, sys.argv[1], hooks=[s._Signal(signal.SIGKILL, int(sys.argv[3]))]))
+    print("NOT KILLED", flush=True)
+""")
+
+
+def test_a_population_killed_by_sigkill_resumes_to_the_uninterrupted_run(
+    tmp_path):
+  # An RL row (its environments, replay of episodes and evaluations are
+  # state too); the table's rows resume after an error the same way.
+  row = next(r for r in population_table.ROWS if r.name == "PPO")
+  whole = row.train(population=list(SEEDS),
+                    **_loop(row, str(tmp_path / "whole")))
+  script = tmp_path / "killed.py"
+  script.write_text(_KILLED.format(root=tests.ROOT))
+  folder = str(tmp_path / "killed")
+  at = row.num_steps - row.eval_every + 1
+  killed = subprocess.run([sys.executable, str(script), folder, row.name,
+                           str(at)], capture_output=True, text=True,
+                          timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  resumed = row.train(population=list(SEEDS), **_loop(row, folder))
+  for a, b in zip(whole.members.stacked, resumed.members.stacked):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+  assert resumed.history.member_eval == whole.history.member_eval
