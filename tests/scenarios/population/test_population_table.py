@@ -20,6 +20,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 import tests
+from tests import export_common
 from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.run_folder import keep_best
 from tests.scenarios.population import population_table
@@ -229,13 +230,24 @@ _KILLED = textwrap.dedent("""
 """)
 
 
-def test_a_population_killed_by_sigkill_resumes_to_the_uninterrupted_run(
+def test_a_ppo_population_resumes_after_sigkill_and_serves_without_us(
     tmp_path):
-  # An RL row (its environments, replay of episodes and evaluations are
-  # state too); the table's rows resume after an error the same way.
+  # An RL row (its environments, episodes and evaluations are state too;
+  # the table's rows resume after an error the same way), and its export
+  # loaded where sonnet_like is not: output [i] acts as member i's actor.
   row = next(r for r in population_table.ROWS if r.name == "PPO")
   whole = row.train(population=list(SEEDS),
                     **_loop(row, str(tmp_path / "whole")))
+  observations = np.random.default_rng(1).uniform(
+      -1, 1, (64, 3)).astype(np.float32)
+  served, = export_common.load_and_call([(
+      str(tmp_path / "whole" / "export"), "serving_default",
+      {"observation": observations})])
+  for i in range(len(SEEDS)):
+    with whole.kept_best(), whole.as_member(i):  # Exported at its best.
+      np.testing.assert_allclose(served["action"][i],
+                                 whole.act(observations), rtol=1e-5,
+                                 atol=1e-6)
   script = tmp_path / "killed.py"
   script.write_text(_KILLED.format(root=tests.ROOT))
   folder = str(tmp_path / "killed")
