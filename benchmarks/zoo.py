@@ -287,24 +287,11 @@ def train_population(row: ZooRow, seeds: list[int], steps: int | None,
 def evaluate_members(scenario: Any, task: str, num_episodes: int
                      ) -> list[float]:
   """Each member's greedy mean return, evaluated as `evaluate` evaluates
-  the solo run of its seed.
-
-  Inside `members.member_in(scenario, i)` the scenario's attributes (its
-  networks, observation normaliser, environment) are member i's copies
-  holding its trained weights; `_greedy(scenario)` is a plain bound method
-  that reads them when `EpisodeRunner` traces it (a new `tf.function` per
-  evaluation), so each trace sees member i's variables.
-  """
-  greedy = _greedy(scenario)
-  if isinstance(greedy, tf.types.experimental.PolymorphicFunction) or (
-      getattr(greedy, "__func__", None) is not getattr(
-          type(scenario), greedy.__name__, None)):
-    raise RuntimeError(  # A compiled act would hold the templates' variables.
-        f"zoo.py: {type(scenario).__name__}.{greedy.__name__} is not the "
-        "class's plain method; member evaluation needs a fresh trace.")
+  the solo run of its seed: inside `scenario.as_member(i)` the scenario
+  plays member i's networks (its normaliser and environment too)."""
   returns = []
   for i, seed in enumerate(scenario.population.seeds):
-    with scenario.members.member_in(scenario, i):
+    with scenario.as_member(i):
       returns.append(float(np.mean(
           evaluate(_greedy(scenario), task, seed, num_episodes))))
   return returns
