@@ -47,7 +47,7 @@ from sonnet_like.core import arguments
 from sonnet_like.core import checks
 from sonnet_like.core import utils
 from sonnet_like.export import stacked
-from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios.compiled import guard as guard_lib
@@ -436,7 +436,7 @@ class Scenario(services.ScenarioServices):
 
     Which way is better: `mode` ("max" or "min") if given; else
     `best_mode` for `keep_best`'s metric; else the metric's name decides
-    (`run_folder.best.default_mode`): higher is better for accuracy,
+    (`scenarios.best.default_mode`): higher is better for accuracy,
     return, reward, score, ...; lower for loss, error, ...; a name that
     says neither ("length", "return_std") is refused, asking for `mode`.
     A member whose value is NaN is never the best."""

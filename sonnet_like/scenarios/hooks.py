@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios import best as best_lib
 
 # The events a scenario calls, with their signatures.
 EVENTS = {

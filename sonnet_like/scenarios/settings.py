@@ -25,10 +25,8 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import files
-from sonnet_like.scenarios.run_folder import best as best_lib
-from sonnet_like.scenarios.compiled import guard as guard_lib
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import hooks as hooks_lib
-from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import schedules as schedules_lib
 
@@ -125,6 +123,17 @@ class CheckpointSettings:
     return cls(**values)
 
 
+NONFINITE_POLICIES = ("raise", "skip")
+
+NONFINITE_CHECKS = ("auto", "step", "call")
+
+# "auto" checks once per call from this many updates per call on: the copy
+# of the state a call keeps costs about as much as checking a few updates.
+CALL_CHECK_MIN_UPDATES = 8
+
+UNUSED_POLICIES = ("warn", "raise", "ignore")
+
+
 @dataclasses.dataclass
 class GuardSettings:
   """What the NaN guard does, how it checks, clipping, unused variables.
@@ -149,13 +158,14 @@ class GuardSettings:
   unused_variables: str = "warn"
 
   @classmethod
-  def checked(cls, owner: str, precision: precision_lib.Precision,
+  def checked(cls, owner: str, precision: Any,
               **values: Any) -> "GuardSettings":
-    """The settings, or the first error naming `owner` and the argument."""
+    """The settings, or the first error naming `owner` and the argument
+    (`precision`: the scenario's `compiled.precision.Precision`)."""
     settings = cls(**values)
-    for name, allowed in (("unused_variables", guard_lib.UNUSED_POLICIES),
-                          ("on_nonfinite", guard_lib.NONFINITE_POLICIES),
-                          ("nonfinite_check", guard_lib.NONFINITE_CHECKS)):
+    for name, allowed in (("unused_variables", UNUSED_POLICIES),
+                          ("on_nonfinite", NONFINITE_POLICIES),
+                          ("nonfinite_check", NONFINITE_CHECKS)):
       value = getattr(settings, name)
       if value not in allowed:
         raise ValueError(f"{owner}: {name} must be one of {list(allowed)}, "
@@ -182,7 +192,7 @@ class GuardSettings:
     if self.nonfinite_check != "auto":
       return self.nonfinite_check == "call"
     return (self.on_nonfinite == "raise" and not scales_loss and
-            updates_per_call >= guard_lib.CALL_CHECK_MIN_UPDATES)
+            updates_per_call >= CALL_CHECK_MIN_UPDATES)
 
 
 def _check_decay(owner: str, name: str, value: Any) -> float:

@@ -19,16 +19,6 @@ from sonnet_like.core import autograph
 from sonnet_like.scenarios.updates import updater as updater_lib
 
 
-NONFINITE_POLICIES = ("raise", "skip")
-
-NONFINITE_CHECKS = ("auto", "step", "call")
-
-# "auto" checks once per call from this many updates per call on: the copy
-# of the state a call keeps costs about as much as checking a few updates.
-CALL_CHECK_MIN_UPDATES = 8
-
-UNUSED_POLICIES = ("warn", "raise", "ignore")
-
 NONFINITE_ERROR = (
     "{owner}: non-finite loss or gradient at step {step} (0-based; {done} "
     "steps had completed). The update was not applied and nothing was saved "

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
-from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios import best as best_lib
 
 
 def sources(scenario: Any) -> list[tf.Variable]:

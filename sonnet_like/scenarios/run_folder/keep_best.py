@@ -28,7 +28,7 @@ import tensorflow as tf
 
 from sonnet_like.core import files
 from sonnet_like.export import workers
-from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import hooks
 from sonnet_like.scenarios.population import best_rows
 

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
-from sonnet_like.scenarios.run_folder import best
+from sonnet_like.scenarios import best
 
 
 @pytest.mark.parametrize("make, message", [

@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.core import files
-from sonnet_like.scenarios.run_folder import best as best_lib
+from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios.run_folder import keep_best
 
 

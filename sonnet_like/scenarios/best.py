@@ -1,7 +1,7 @@
 """`Best`: the one notion of "the best evaluation so far" of a run.
 
 `EarlyStopping` (how long since the best) and `keep_best` (the best
-checkpoint kept aside, `keep_best.py`) both judge an evaluation with it:
+checkpoint kept aside, `run_folder/keep_best.py`) both judge an evaluation with it:
 an eval metric, a mode ("min" or "max"; by default the metric's
 direction, `default_mode`) and a `min_delta`, the smallest change that
 counts as an improvement.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sonnet_like.scenarios.run_folder import best
+from sonnet_like.scenarios import best
 
 
 def test_default_mode_and_min_delta():
