@@ -36,13 +36,18 @@ setuptools.setup(
     extras_require={
         # Sphinx: tests/test_docs.py checks the docs' reference extension.
         # mlflow: the MLflowLogger is tested against a real local store.
+        # ale-py, OpenCV: snt.envs.atari against gymnasium's wrappers.
         "test": ["pytest", "pytest-xdist>=3.2", "scikit-learn", "matplotlib",
-                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2", "mlflow"],
+                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2", "mlflow",
+                 "ale-py>=0.9", "opencv-python-headless"],
         # tensorboard: views the logs the examples write (`--logdir`).
         "examples": ["scikit-learn", "matplotlib", "gymnasium", "tensorboard"],
         # snt.scenarios.MLflowLogger.
         "mlflow": ["mlflow"],
         "rl": ["gymnasium"],
+        # snt.envs.atari: the emulator (ROMs in its wheel) and OpenCV's
+        # area resize, which gymnasium's and SB3's Atari wrappers use too.
+        "atari": ["ale-py>=0.9", "gymnasium>=1.0", "opencv-python-headless"],
         # s3:// save_dirs: tensorflow-io registers the file system.
         "s3": ["tensorflow-io"],
         # docs/build.sh: Sphinx with Markdown guides and the Furo theme.

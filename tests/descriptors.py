@@ -187,6 +187,14 @@ DESCRIPTORS: list[Descriptor] = [
                lambda: snt.nets.MLP([4, 3], dropout_rate=0.5), (2, 5),
                call=lambda m, x: m(
                    x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
+    # --- nets: nature_cnn ---
+    # 36x36 is the smallest input the three VALID convolutions take.
+    Descriptor("NatureCNN",
+               lambda: snt.nets.NatureCNN(3, hidden_size=8), (2, 36, 36, 4)),
+    Descriptor("NatureCNN_uint8_features",
+               lambda: snt.nets.NatureCNN(None, hidden_size=8),
+               (2, 36, 36, 4), call=lambda m, x: m(
+                   tf.cast(tf.clip_by_value(x * 64 + 128, 0, 255), tf.uint8))),
     # --- nets: cifar10_convnet, resnet ---
     Descriptor("Cifar10ConvNet",
                lambda: snt.nets.Cifar10ConvNet(

@@ -18,6 +18,8 @@ from sonnet_like.envs.acrobot import Acrobot
 from sonnet_like.envs.in_graph import InGraphEnvironment
 from sonnet_like.envs.mountain_car import MountainCar
 from sonnet_like.envs.mountain_car import MountainCarContinuous
+# --- envs: atari ---
+from sonnet_like.envs.atari import atari
 
 __all__ = [
     "ActionSpace",
@@ -37,4 +39,6 @@ __all__ = [
     "InGraphEnvironment",
     "MountainCar",
     "MountainCarContinuous",
+    # --- envs: atari ---
+    "atari",
 ]

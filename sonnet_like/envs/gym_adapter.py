@@ -64,7 +64,10 @@ def _convert_action_space(space, where: str) -> base.ActionSpace:
 def _convert_observation_space(space, where: str) -> tf.TensorSpec:
   gym = import_gymnasium()
   if isinstance(space, gym.spaces.Box):
-    return tf.TensorSpec(space.shape, tf.float32)
+    # uint8 (images, e.g. snt.envs.atari) stays uint8: a quarter of the
+    # bytes into the compiled step, which scales it (snt.nets.NatureCNN).
+    dtype = tf.uint8 if space.dtype == np.uint8 else tf.float32
+    return tf.TensorSpec(space.shape, dtype)
   raise ValueError(f"{where}: the observation space must be a gymnasium Box, "
                    f"got {space}.")
 
@@ -72,7 +75,8 @@ def _convert_observation_space(space, where: str) -> tf.TensorSpec:
 class GymEnvironment(base.Environment):
   """A batch of gymnasium environments as an `Environment`.
 
-  Observations are float32 `[num_envs, *shape]`; a `Discrete` action space
+  Observations are float32 `[num_envs, *shape]` (uint8 for a uint8 `Box`,
+  such as images); a `Discrete` action space
   becomes `snt.envs.Discrete` (int actions `[num_envs]`), a `Box` one
   `snt.envs.Box` (float32 actions `[num_envs, *shape]`). Ended episodes are
   reset within the same `step` (`final_observation` holds the last
@@ -163,7 +167,8 @@ class GymEnvironment(base.Environment):
                                                        where)
     self.action_space = _convert_action_space(action_space, where)
     self.in_graph = False
-    self._observation = None   # float32 numpy, None before the first reset.
+    self._observation_dtype = self.observation_spec.dtype.as_numpy_dtype
+    self._observation = None   # numpy, None before the first reset.
 
   def __repr__(self) -> str:
     return f"GymEnvironment({self.env_name!r}, num_envs={self.num_envs})"
@@ -171,7 +176,7 @@ class GymEnvironment(base.Environment):
   # Python side, called through tf.numpy_function.
 
   def _as_observation(self, observation) -> np.ndarray:
-    return np.asarray(observation, np.float32).reshape(
+    return np.asarray(observation, self._observation_dtype).reshape(
         [self.num_envs, *self.observation_spec.shape])
 
   def _py_reset(self, seed: int | None) -> np.ndarray:
@@ -228,7 +233,7 @@ class GymEnvironment(base.Environment):
   def _vector_step(self, action: np.ndarray):
     observation, reward, terminated, truncated, info = self._vector.step(
         action)
-    observation = np.array(observation, np.float32)
+    observation = np.array(observation, self._observation_dtype)
     done = np.logical_or(terminated, truncated)
     final = observation.copy()
     if self._same_step:
@@ -240,7 +245,7 @@ class GymEnvironment(base.Environment):
       except Exception as error:  # pylint: disable=broad-except
         raise ValueError(NO_RESET_MASK_ERROR.format(
             vector=self._vector, mode=self._mode)) from error
-      observation[done] = np.asarray(fresh, np.float32)[done]
+      observation[done] = np.asarray(fresh, self._observation_dtype)[done]
     return observation, reward, terminated, truncated, final
 
   # TensorFlow side.
@@ -253,12 +258,14 @@ class GymEnvironment(base.Environment):
                        f"got {seed!r}.")
     seed = None if seed is None else int(seed)
     observation = tf.numpy_function(lambda: self._py_reset(seed), [],
-                                    tf.float32, name="gym_reset")
+                                    self.observation_spec.dtype,
+                                    name="gym_reset")
     return self._shaped(observation)
 
   @autograph.as_written
   def observation(self) -> tf.Tensor:
-    observation = tf.numpy_function(self._py_observation, [], tf.float32,
+    observation = tf.numpy_function(self._py_observation, [],
+                                    self.observation_spec.dtype,
                                     name="gym_observation")
     return self._shaped(observation)
 
@@ -287,7 +294,8 @@ class GymEnvironment(base.Environment):
     action = self._checked_action(action)
     observation, reward, terminated, truncated, final = tf.numpy_function(
         self._py_step, [action],
-        [tf.float32, tf.float32, tf.bool, tf.bool, tf.float32],
+        [self.observation_spec.dtype, tf.float32, tf.bool, tf.bool,
+         self.observation_spec.dtype],
         name="gym_step")
     for flag in (reward, terminated, truncated):
       flag.set_shape([self.num_envs])

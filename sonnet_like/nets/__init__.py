@@ -2,6 +2,8 @@
 
 # pylint: disable=g-bad-import-order
 from sonnet_like.nets.mlp import MLP
+# --- nature_cnn ---
+from sonnet_like.nets.nature_cnn import NatureCNN
 # --- cifar10_convnet, resnet ---
 from sonnet_like.nets import resnet
 from sonnet_like.nets.cifar10_convnet import Cifar10ConvNet
@@ -16,6 +18,8 @@ from sonnet_like.nets.vqvae import VectorQuantizerEMA
 
 __all__ = [
     "MLP",
+    # --- nature_cnn ---
+    "NatureCNN",
     # --- cifar10_convnet, resnet ---
     "Cifar10ConvNet",
     "resnet",
