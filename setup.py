@@ -24,7 +24,12 @@ setuptools.setup(
     package_data={"sonnet_like": ["py.typed"]},
     python_requires=">=3.10",
     install_requires=[
-        "tensorflow>=2.16",
+        # The tested range. CI runs the tests of the code behind TensorFlow's
+        # internals (sonnet_like/core/tf_private/) on both ends, pinned by
+        # .ci/tf_floor.txt (2.16.2) and .ci/tf_nightly.txt (tf-nightly
+        # 2.23.0.dev, ahead of the newest release, 2.21, that the whole suite
+        # runs on); the bound is the minor after the newest tested, 2.23.
+        "tensorflow>=2.16,<2.24",
         # tensorflow-probability needs tf-keras under Keras 3.
         "tensorflow-probability>=0.24",
         "tf-keras>=2.16",

@@ -12,14 +12,13 @@ tensors; the library's path to it costs no conversion.
 
 from typing import Callable, TypeVar
 
-import tensorflow as tf
-from tensorflow.python.autograph.core import ag_ctx  # pylint: disable=g-direct-tensorflow-import
+from sonnet_like.core.tf_private import autograph as tf_autograph
 
 F = TypeVar("F", bound=Callable)
 
 # The mark `tf.autograph.experimental.do_not_convert` puts on its wrapper:
 # AutoGraph calls whatever carries it without rewriting it.
-_MARK = "autograph_info__"
+_MARK = tf_autograph.DO_NOT_CONVERT_MARK
 
 
 def as_written(fn: F) -> F:
@@ -79,10 +78,10 @@ def as_user_code(fn: F) -> F:
   """
   if is_written(fn):
     return fn
-  context = ag_ctx.control_status_ctx()
-  if context.status != ag_ctx.Status.ENABLED:
+  context = tf_autograph.control_status()
+  if not tf_autograph.enabled(context):
     return fn
-  return tf.__internal__.autograph.tf_convert(fn, context)
+  return tf_autograph.convert(fn, context)
 
 
 def keeps_status(fn: F) -> F:
@@ -91,10 +90,10 @@ def keeps_status(fn: F) -> F:
   replica thread (a thread starts with none) or in a `tf.function(
   autograph=False)` tracing it. Its `as_user_code` calls then rewrite
   the user's code as they would where it was made."""
-  context = ag_ctx.control_status_ctx()
+  context = tf_autograph.control_status()
 
   @as_written
   def call(*args, **kwargs):
-    with ag_ctx.ControlStatusCtx(context.status, context.options):
+    with tf_autograph.status_scope(context):
       return fn(*args, **kwargs)
   return call  # type: ignore[return-value]

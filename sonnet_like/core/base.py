@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from sonnet_like.core import autograph
 from sonnet_like.core import once as once_lib
+from sonnet_like.core.tf_private import modules as tf_modules
 
 T = TypeVar("T")
 
@@ -133,7 +134,7 @@ def _scoped_member(key: str, value: Any) -> Any:
   if isinstance(value, _TF_FUNCTION_TYPE):
     # The scope is entered inside the traced function (its ops are named
     # "module/..."), as Sonnet 2 does; tf.function keeps one object.
-    value._decorate(_scope_inside_trace)  # pylint: disable=protected-access
+    tf_modules.decorate(value, _scope_inside_trace)
     return value
   if inspect.isfunction(value):
     return with_name_scope(value)
@@ -269,8 +270,10 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
       'scale/s:0'
   """
 
-  _TF_MODULE_IGNORED_PROPERTIES = tf.Module._TF_MODULE_IGNORED_PROPERTIES.union(
-      ("_ctor_arguments", "_scope_name"))
+  # tf.Module's and AutoGraph's hooks, named by TensorFlow (the wall,
+  # `core/tf_private/`, tests both names).
+  _TF_MODULE_IGNORED_PROPERTIES = tf_modules.ignored_properties(
+      "_ctor_arguments", "_scope_name")
   # A library module whose `__call__` is `as_written` is not rewritten.
   autograph_info__ = autograph.WrittenCall()
 
@@ -287,11 +290,11 @@ class Module(tf.Module, metaclass=ModuleMetaclass):
     try:
       super().__init__(name=name)
     except ValueError:
-      name = self.__dict__.get("_name")  # tf.Module sets it first.
+      name = tf_modules.given_name(self)  # tf.Module sets it first.
       if name and name[0] == "_":
         _check_graph_scope(self, name + "/", "constructed")
       raise
-    scope_name = self._name_scope.name
+    scope_name = tf_modules.name_scope_name(self)
     object.__setattr__(self, "_scope_name", scope_name)
     if getattr(type(self).__init__, _NO_NAME_SCOPE, False):
       return

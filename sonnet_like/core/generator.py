@@ -39,6 +39,8 @@ and 520 us.
 import tensorflow as tf
 
 from sonnet_like.core import per_member
+from sonnet_like.core.tf_private import pfor
+from sonnet_like.core.tf_private import random as tf_random
 
 # The counter words of a Philox state [counter low, counter high, key].
 _COUNTER_SIZE = 2
@@ -65,6 +67,9 @@ class Generator(tf.random.Generator):
   """A Philox `tf.random.Generator` whose state may be a tensor-valued
   variable (see the module docstring); made like TensorFlow's
   (`from_key_counter`, `from_seed`, ...)."""
+
+  # The private methods below override TensorFlow's: the wall
+  # (`core/tf_private/random.py`, GENERATOR_HOOKS) lists and tests them.
 
   def _skip_single_var(self, var, delta):
     if getattr(var, "tensor_value", None) is None:  # A real variable.
@@ -113,7 +118,7 @@ class Generator(tf.random.Generator):
     state = self.skip(tf.reduce_prod(shape))
     counter = tf.cast(state[:_COUNTER_SIZE], tf.uint64)
     key = tf.cast(state[_COUNTER_SIZE:_COUNTER_SIZE + 1], tf.uint64)
-    return self._preprocess_key(key), counter
+    return tf_random.preprocess_key(self, key), counter
 
 
 # ---- Draws from a seed: TensorFlow's ops (a solo run's are the very ops of
@@ -153,5 +158,5 @@ def _per_member(drawn: tf.Tensor) -> tf.Tensor:
   """`drawn`, whose op `tf.vectorized_map` is to make once per member
   (`per_member.convert`; in a graph: an eager tensor has no op)."""
   if not tf.executing_eagerly():
-    drawn.op.pfor_converter = per_member.convert
+    pfor.set_converter(drawn.op, per_member.convert)
   return drawn

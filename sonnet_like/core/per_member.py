@@ -4,20 +4,21 @@
 step makes: TensorFlow's stateless random ops for a key per member
 (`core/generator.py`), `L2Loss` (gradient clipping, a weight penalty),
 `Conv3D`, `Sort`. Left to pfor, such an op runs in a `While` over the
-members, its outputs gathered in `TensorList`s, at every use. An op whose
-`pfor_converter` is `convert` is made once per member instead, on that
+members, its outputs gathered in `TensorList`s, at every use. An op given
+`convert` as its conversion (`tf_private.pfor.set_converter`, the wall
+around pfor's internals) is made once per member instead, on that
 member's inputs, and its outputs stacked: each member's value is the op's
 own, bit for bit a solo run's. `unconvertible(op)` tells which ops of a
 member's step to give it (`population/lockstep.py` walks them).
 
     half = tf.nn.l2_loss(gradient)
     if not tf.executing_eagerly():  # An eager tensor has no op.
-      half.op.pfor_converter = per_member.convert
+      tf_private.pfor.set_converter(half.op, per_member.convert)
 """
 
 import tensorflow as tf
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.ops.parallel_for import pfor
+
+from sonnet_like.core.tf_private import pfor
 
 
 def unconvertible(op: tf.Operation) -> bool:
@@ -28,14 +29,14 @@ def unconvertible(op: tf.Operation) -> bool:
   gradient reads, which pfor's conversion loses; an assert or print in it
   runs once per member). Only an op whose outputs have known shapes (they
   stack)."""
-  if (hasattr(op, "pfor_converter") or not (op.inputs and op.outputs)
+  if (pfor.has_converter(op) or not (op.inputs and op.outputs)
       or not all(x.shape.is_fully_defined() for x in op.outputs)):
     return False
   variants = any(x.dtype == tf.variant
                  for x in list(op.outputs) + list(op.inputs))
   if op.type in ("If", "StatelessIf"):
     return variants
-  return (op.type not in pfor._pfor_converter_registry  # pylint: disable=protected-access
+  return (not pfor.has_conversion(op.type)
           and not op.op_def.is_stateful and not variants)
 
 
@@ -43,17 +44,15 @@ def convert(pfor_input) -> list[pfor.WrappedTensor]:
   """The op of `pfor_input` again for each member, on that member's
   inputs, its outputs stacked. A member count known only when run leaves
   it to pfor's `While`."""
-  count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
-  if count is None:
+  op = pfor.op_of(pfor_input)
+  members = pfor.static_member_count(pfor_input)
+  if members is None:
     raise pfor.ConversionNotImplementedError(
-        f"{pfor_input.op_type} once per member needs a static member count.")
-  members = int(count[0])
+        f"{op.type} once per member needs a static member count.")
   inputs = []
-  for index in range(pfor_input.num_inputs):
-    value, stacked, _ = pfor_input.input(index)
+  for value, stacked, _ in pfor.inputs(pfor_input):
     inputs.append(tf.unstack(value, members) if stacked
                   else [value] * members)
-  op = pfor_input.op
   made = [tf.compat.v1.get_default_graph().create_op(
       op.type, list(member), [x.dtype for x in op.outputs],
       attrs=op.node_def.attr) for member in zip(*inputs)]

@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 
 import tensorflow as tf
 
+from sonnet_like.core.tf_private import variables
+
 NO_VALUE_ERROR = """\
 Attempted to read a TensorVariable in a context where it has no value: \
 {variable!r}.
@@ -81,7 +83,7 @@ def _scatter_nd_method(method_name: str,
   return method
 
 
-class TensorVariable(tf.Variable):
+class TensorVariable(variables.ResourcelessVariable):
   """A `tf.Variable` backed by a `tf.Tensor` (`tensor_value`).
 
   Reading it returns `tensor_value`; assigning replaces `tensor_value` (no
@@ -101,8 +103,9 @@ class TensorVariable(tf.Variable):
 
   def __init__(self, value: tf.Tensor, trainable: bool = True,
                name: str | None = None):
-    # tf.Variable.__init__ is deliberately not called: it would make a
-    # resource on a device. Only the metadata below and the value exist.
+    # tf.Variable.__init__ is deliberately not called (see the wall,
+    # `core/tf_private/variables.py`): it would make a resource on a
+    # device. Only the metadata below and the value exist.
     self.initial_tensor_value = value
     self.tensor_value = value
     self._tv_trainable = bool(trainable)

@@ -10,6 +10,7 @@ from sonnet_like.core import base
 from sonnet_like.core import checks
 from sonnet_like.core import initializers
 from sonnet_like.core import types
+from sonnet_like.core.tf_private import graphs
 
 OUT_OF_RANGE_ERROR = (
     "{module} has vocab_size {vocab_size}, so its ids must lie in [0, "
@@ -185,13 +186,7 @@ def _in_xla() -> bool:
   """Whether the graph being built will be compiled by XLA."""
   if tf.executing_eagerly():
     return False
-  try:
-    # pylint: disable-next=g-import-not-at-top,g-direct-tensorflow-import
-    from tensorflow.python.ops import control_flow_util
-    return control_flow_util.GraphOrParentsInXlaContext(
-        tf.compat.v1.get_default_graph())
-  except (ImportError, AttributeError):  # A private API: may move.
-    return False
+  return graphs.in_xla_context(tf.compat.v1.get_default_graph())
 
 
 def _check_positive(argument: str, value: Any) -> None:

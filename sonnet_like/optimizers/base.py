@@ -22,6 +22,7 @@ from sonnet_like.core import checks
 from sonnet_like.core import once
 from sonnet_like.core import types
 from sonnet_like.core import utils
+from sonnet_like.core.tf_private import modules as tf_modules
 
 PARAMETERS_CHANGED_ERROR = """\
 {optimizer} created its state for {before}, but this call passes {after}.
@@ -62,8 +63,9 @@ class Optimizer(base.Module):
   would make the copies drift apart: all-reduce them first.
   """
 
-  _TF_MODULE_IGNORED_PROPERTIES = (
-      base.Module._TF_MODULE_IGNORED_PROPERTIES.union(("_parameter_specs",)))
+  # tf.Module's hook, named by TensorFlow (`core/tf_private/modules.py`).
+  _TF_MODULE_IGNORED_PROPERTIES = tf_modules.ignored_properties(
+      "_parameter_specs", of=base.Module)
 
   @abc.abstractmethod
   def apply(self, updates: Sequence[types.ParameterUpdate],

@@ -49,7 +49,8 @@ def _check_steps(owner: str, value: Any) -> int:
 class Schedule:
   """Base class: `schedule(step)` -> float32 scalar tensor."""
 
-  autograph_info__ = autograph.WrittenCall()  # See `Module`'s.
+  # AutoGraph's mark (`core/tf_private/autograph.py`); see `Module`'s.
+  autograph_info__ = autograph.WrittenCall()
 
   @autograph.as_written
   def __call__(self, step: Any) -> tf.Tensor:

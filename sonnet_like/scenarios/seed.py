@@ -31,7 +31,7 @@ a `tf.function` are not affected).
 import contextlib
 from typing import Iterator
 
-from tensorflow.python.eager import context  # The global seed's one owner.
+from sonnet_like.core.tf_private import eager  # TensorFlow's global seed.
 
 
 @contextlib.contextmanager
@@ -42,12 +42,11 @@ def global_seed(seed: int) -> Iterator[None]:
   Args:
     seed: The scenario's seed.
   """
-  tf_context = context.context()
-  saved_seed = context.global_seed()
-  saved_ops = getattr(tf_context, "_rng", None)  # The count of random ops.
-  context.set_global_seed(int(seed))
+  saved_seed = eager.global_seed()
+  saved_ops = eager.op_seed_stream()  # Where the op seeds had come to.
+  eager.set_global_seed(int(seed))
   try:
     yield
   finally:
-    context.set_global_seed(saved_seed)
-    tf_context._rng = saved_ops  # pylint: disable=protected-access
+    eager.set_global_seed(saved_seed)
+    eager.set_op_seed_stream(saved_ops)

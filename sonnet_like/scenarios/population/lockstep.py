@@ -17,14 +17,19 @@ members, its shapes known. A condition that differs per member (PPO's
 holds, each member keeping the values its own last iteration left.
 The same walk gives the ops pfor cannot convert well (`L2Loss` of
 clipping or a weight penalty, a model's tensor `if`) `core.per_member`'s.
+
+pfor's internals are reached through the wall (`core/tf_private/pfor.py`);
+the `WrappedTensor`s it returns are read here by their fields `t` and
+`is_stacked`.
 """
 
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.ops.parallel_for import pfor
 
 from sonnet_like.core import per_member
+from sonnet_like.core.tf_private import graphs
+from sonnet_like.core.tf_private import pfor
 
 _WHILE_OPS = ("While", "StatelessWhile")
 
@@ -38,16 +43,16 @@ def mark_graph(graph: Any) -> None:
   def walk(g):
     for op in g.get_operations():
       if op.type in _WHILE_OPS:
-        op.pfor_converter = _lockstep
+        pfor.set_converter(op, _lockstep)
       elif per_member.unconvertible(op):
-        op.pfor_converter = per_member.convert
+        pfor.set_converter(op, per_member.convert)
       for value in op.node_def.attr.values():
         names = ([value.func.name] if value.HasField("func")
                  else [f.name for f in value.list.func])
         for name in names:
           if name and name not in seen:
             seen.add(name)
-            function = g._get_function(tf.compat.as_bytes(name))  # pylint: disable=protected-access
+            function = graphs.function_in_graph(g, name)
             if getattr(function, "graph", None) is not None:
               walk(function.graph)
 
@@ -55,7 +60,7 @@ def mark_graph(graph: Any) -> None:
 
 
 def _tensorflows(pfor_input: Any) -> list[Any]:
-  return pfor._convert_while(pfor_input)  # pylint: disable=protected-access
+  return pfor.convert_while(pfor_input)
 
 
 def _lockstep(pfor_input: Any) -> list[Any]:
@@ -64,18 +69,17 @@ def _lockstep(pfor_input: Any) -> list[Any]:
   each member keeping its values from the iteration its own ended
   (`masked`); with a `TensorArray` among the values, or a member count
   known only when run, TensorFlow's conversion."""
-  count = tf.get_static_value(pfor_input.pfor.loop_len_vector)
+  count = pfor.static_member_count(pfor_input)
   if count is None:
     return _tensorflows(pfor_input)
-  op = pfor_input.op
-  functions = [op.graph._get_function(  # pylint: disable=protected-access
-      tf.compat.as_bytes(op.get_attr(name).name)) for name in ("cond", "body")]
+  op = pfor.op_of(pfor_input)
+  functions = [graphs.function_in_graph(op.graph, op.get_attr(name).name)
+               for name in ("cond", "body")]
   masked = False
   while True:  # Until the values that vary per member stay so.
-    inputs = [pfor_input.input(i) for i in range(pfor_input.num_inputs)]
+    inputs = pfor.inputs(pfor_input)
     stacked = [x.is_stacked for x in inputs]
-    loop, found = _loop(pfor_input, *functions, stacked, int(count[0]),
-                        masked)
+    loop, found = _loop(pfor_input, *functions, stacked, count, masked)
     loop.get_concrete_function()  # Traced, not yet in the graph.
     if found["cond_stacked"] and not masked:
       if any(x.t.dtype == tf.variant for x in inputs):
@@ -85,8 +89,7 @@ def _lockstep(pfor_input: Any) -> list[Any]:
     elif not found["to_stack"]:
       return [pfor.wrap(t, s) for t, s in zip(loop(), stacked)]
     if found["to_stack"]:
-      pfor_input.stack_inputs(stack_indices=found["to_stack"],
-                              tile_variants=True)
+      pfor.stack_inputs(pfor_input, found["to_stack"], tile_variants=True)
 
 
 def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
@@ -96,21 +99,15 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
   one, and each member's condition selects its new values), and what
   tracing it found: whether the condition is per member, which inputs
   must be stacked because the body makes them per member."""
-  outer = pfor_input.pfor
   found = {"cond_stacked": False, "to_stack": []}
-  inputs = [pfor_input.input(i).t for i in range(pfor_input.num_inputs)]
+  inputs = [x.t for x in pfor.inputs(pfor_input)]
   shapes = [_shape(pfor_input, i, s, members) for i, s in enumerate(stacked)]
 
   def converted(fn, args):
-    inner = pfor.PFor(
-        loop_var=outer.loop_var, loop_len=members,
-        pfor_ops=fn.graph.get_operations(),
-        fallback_to_while_loop=outer._fallback_to_while_loop,  # pylint: disable=protected-access
-        all_indices=outer.all_indices,
-        all_indices_partitioned=outer._all_indices_partitioned,  # pylint: disable=protected-access
-        pfor_config=outer.pfor_config)
+    inner = pfor.inner_converter(pfor_input, members,
+                                 fn.graph.get_operations())
     wrapped = [pfor.wrap(a, s) for a, s in zip(args, stacked)]
-    return pfor._convert_function_call(fn, inner, wrapped)  # pylint: disable=protected-access
+    return pfor.convert_function_call(fn, inner, wrapped)
 
   def going(args):  # Each member's condition, [members] bools.
     (value,) = converted(cond_fn, args)
@@ -131,7 +128,7 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
         found["to_stack"].append(i)  # This trace is dropped.
         results.append(arg)
       elif stacked[i] and not out.is_stacked:
-        results.append(pfor._stack(out.t, outer.loop_len_vector).t)  # pylint: disable=protected-access
+        results.append(pfor.stack(out.t, pfor.member_count(pfor_input)))
       else:
         results.append(out.t)
     if masked:  # A member whose condition ended keeps its values.
@@ -147,7 +144,7 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
   def loop():
     return tf.while_loop(
         cond, body, inputs, shape_invariants=shapes,
-        parallel_iterations=pfor_input.get_attr("parallel_iterations"))
+        parallel_iterations=pfor.attr(pfor_input, "parallel_iterations"))
 
   return loop, found
 
@@ -156,8 +153,8 @@ def _shape(pfor_input: Any, index: int, stacked: bool,
            members: int) -> tf.TensorShape:
   """A loop variable's shape: the op's, behind the member axis if it is
   per member (a list of tensors keeps the members inside: a scalar)."""
-  value = pfor_input.input(index).t
+  value = pfor.input_at(pfor_input, index).t
   if value.dtype == tf.variant:
     return value.shape
-  shape = pfor_input.op.outputs[index].shape
+  shape = pfor.op_of(pfor_input).outputs[index].shape
   return tf.TensorShape([members]).concatenate(shape) if stacked else shape

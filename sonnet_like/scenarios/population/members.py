@@ -16,9 +16,10 @@ import copy
 from typing import Any, Iterable, Iterator, Sequence
 
 import tensorflow as tf
-from tensorflow.python.eager import tape as tape_lib
 
 from sonnet_like.core import utils
+from sonnet_like.core.tf_private import eager
+from sonnet_like.core.tf_private import modules as tf_modules
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios.population import replicas
@@ -90,7 +91,7 @@ class MemberVariable(tensor_variable.TensorVariable):
           "(`population.rows.gather`), not whole.")
     value = super()._read()
     if self.trainable:
-      tape_lib.variable_accessed(self)
+      eager.variable_accessed(self)
     return value
 
 
@@ -170,8 +171,8 @@ def _variables_of(value: Any) -> list[tf.Variable]:
     # tf.Module's own walk (a Sonnet module without variables refuses
     # `.variables`), finding generators too (an environment's: their
     # state is not a Module's variable).
-    found = value._flatten(  # pylint: disable=protected-access
-        predicate=lambda x: isinstance(x, (tf.Variable, tf.random.Generator)))
+    found = tf_modules.flatten(
+        value, lambda x: isinstance(x, (tf.Variable, tf.random.Generator)))
     return [x.state if isinstance(x, tf.random.Generator) else x
             for x in found]
   if isinstance(value, tf.Variable):

@@ -14,8 +14,9 @@ import threading
 from typing import Any, Callable, Iterator
 
 import tensorflow as tf
-from tensorflow.python.distribute import distribute_lib
-from tensorflow.python.ops.parallel_for import pfor
+
+from sonnet_like.core.tf_private import distribute
+from sonnet_like.core.tf_private import pfor
 
 NESTED_ERROR = (
     "{owner}: population= on {replicas} replicas sums each member's "
@@ -31,13 +32,8 @@ _member = threading.local()  # Per replica thread: the traced member step.
 def one_device() -> Iterator[None]:
   """Inside the block no strategy is current (the default one's replica
   context), as in a one-device run."""
-  # pylint: disable=protected-access
-  distribute_lib._push_per_thread_mode(
-      distribute_lib._get_default_replica_mode())
-  try:
+  with distribute.default_replica_context():
     yield
-  finally:
-    distribute_lib._pop_per_thread_mode()
 
 
 @contextlib.contextmanager
@@ -67,17 +63,16 @@ def summed(values: list[tf.Tensor]) -> list[tf.Tensor]:
   # The member index makes the op vary per member, so the map converts it
   # even if no value does (a constant gradient is summed too).
   outputs = tf.identity_n(list(values) + [member])
-  outputs[0].op.pfor_converter = _all_reduced
+  pfor.set_converter(outputs[0].op, _all_reduced)
   return outputs[:-1]
 
 
 def _all_reduced(pfor_input: Any) -> list[pfor.WrappedTensor]:
   """`tf.vectorized_map`'s conversion of `summed`: the stacked values
   all-reduced (SUM) across the replicas; the member index passes."""
-  members = pfor_input.pfor.loop_len_vector
+  members = pfor.member_count(pfor_input)
   stacked = []
-  for index in range(pfor_input.num_inputs):
-    value, is_stacked, _ = pfor_input.input(index)
+  for value, is_stacked, _ in pfor.inputs(pfor_input):
     if not is_stacked:  # The same for every member (a constant gradient).
       value = tf.tile(value[tf.newaxis],
                       tf.concat([members, tf.ones_like(tf.shape(value))], 0))

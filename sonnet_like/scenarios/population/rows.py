@@ -27,8 +27,8 @@ import threading
 from typing import Any, Iterator, Sequence
 
 import tensorflow as tf
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.ops.parallel_for import pfor
+
+from sonnet_like.core.tf_private import pfor
 
 _MARK = "_sonnet_like_by_rows"
 
@@ -122,7 +122,7 @@ def gather(variable: tf.Variable, index: tf.Tensor) -> tf.Tensor:
   rows = tf.raw_ops.ResourceGatherNd(
       resource=held.stacked.handle, indices=tf.stack([member, index], -1),
       dtype=held.stacked.dtype)
-  rows.op.pfor_converter = _gather_of_every_member
+  pfor.set_converter(rows.op, _gather_of_every_member)
   for at, new in held.written:  # In order: a later write wins.
     match = tf.equal(index[..., None], tf.cast(at, index.dtype))
     hit = tf.reduce_any(match, axis=-1)
@@ -136,11 +136,11 @@ def gather(variable: tf.Variable, index: tf.Tensor) -> tf.Tensor:
 def _gather_of_every_member(pfor_input: Any) -> Any:
   """`tf.vectorized_map`'s conversion of the gather above: one gather of
   every member's indices (its own would loop over the members)."""
-  resource = pfor_input.unstacked_input(0)
-  pfor_input.stack_inputs(stack_indices=[1])
-  at = pfor_input.stacked_input(1)  # (member, row) pairs.
-  dtype = pfor_input.get_attr("dtype")
-  if pfor_input.pfor.all_indices_partitioned:  # Some members (a branch).
+  resource = pfor.unstacked_input(pfor_input, 0)
+  pfor.stack_inputs(pfor_input, [1])
+  at = pfor.stacked_input(pfor_input, 1)  # (member, row) pairs.
+  dtype = pfor.attr(pfor_input, "dtype")
+  if not pfor.every_member(pfor_input):  # Some members (a branch).
     return pfor.wrap(tf.raw_ops.ResourceGatherNd(
         resource=resource, indices=at, dtype=dtype), True)
   # Every member in order: member m's rows are row m's.

@@ -17,10 +17,9 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 import tensorflow as tf
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.framework import errors_impl
 
 from sonnet_like.core import autograph
+from sonnet_like.core.tf_private import graphs
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
@@ -263,7 +262,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
       else:
         logs, finite, new, written = vectorize.vectorized_map(
             member_step, elems, population.size)
-    except (UnboundLocalError, errors_impl.InaccessibleTensorError) as error:
+    except (UnboundLocalError, graphs.InaccessibleTensorError) as error:
       # TensorFlow's vectoriser, or tracing the member's step, on a cond
       # whose branches changed what the member holds.
       raise ValueError(BRANCH_ERROR.format(

@@ -22,12 +22,10 @@ conversion, as for a function a vectorised step calls).
 from typing import Any, Callable
 
 import tensorflow as tf
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.autograph.core import ag_ctx
-# pylint: disable-next=g-direct-tensorflow-import
-from tensorflow.python.ops.parallel_for import pfor
 
 from sonnet_like.core import autograph
+from sonnet_like.core.tf_private import autograph as tf_autograph
+from sonnet_like.core.tf_private import pfor
 
 
 def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
@@ -38,7 +36,7 @@ def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
   # As `tf.vectorized_map` calls it: rewritten under the caller's status,
   # or as written under it (its calls to user code rewritten).
   call = (autograph.keeps_status(fn) if autograph.is_written(fn) else
-          tf.__internal__.autograph.tf_convert(fn, ag_ctx.control_status_ctx()))
+          tf_autograph.convert(fn, tf_autograph.control_status()))
   made = None  # What `fn` returned for one member (its structure).
 
   def member(*args):
@@ -49,13 +47,10 @@ def vectorized_map(fn: Callable[[Any], Any], elems: Any, size: int) -> Any:
   traced = tf.function(member, autograph=False).get_concrete_function(
       *specs)
   with tf.name_scope("members"):
-    converter = pfor.PFor(
-        loop_var=tf.compat.v1.placeholder_with_default(0, shape=[]),
-        loop_len=size, pfor_ops=traced.graph.get_operations(),
-        fallback_to_while_loop=True)
+    converter = pfor.new_converter(size, traced.graph.get_operations())
     inputs = ([pfor.wrap(t, True) for t in flat]
               + [pfor.wrap(t, False) for t in traced.captured_inputs])
-    outputs = pfor._convert_function_call(traced, converter, inputs)  # pylint: disable=protected-access
-    stacked = [out.t if out.is_stacked
-               else pfor._stack(out.t, [size]).t for out in outputs]  # pylint: disable=protected-access
+    outputs = pfor.convert_function_call(traced, converter, inputs)
+    stacked = [out.t if out.is_stacked else pfor.stack(out.t, [size])
+               for out in outputs]
   return tf.nest.pack_sequence_as(made, stacked)

@@ -6,13 +6,12 @@ comes with the `examples` extra).
 """
 
 import tensorflow as tf
-from tensorflow.core.framework import summary_pb2
 
 from sonnet_like.core import files
+from sonnet_like.core.tf_private import summary
 from sonnet_like.scenarios.reporting import logger
 
-_SCALAR_METADATA = summary_pb2.SummaryMetadata(
-    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"))
+_SCALAR_METADATA = summary.scalar_metadata()
 
 
 class TensorBoard(logger.Logger):

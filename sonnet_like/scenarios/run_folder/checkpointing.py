@@ -31,9 +31,9 @@ import sys
 from typing import Any, Callable
 
 import tensorflow as tf
-from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from sonnet_like.core import files
+from sonnet_like.core.tf_private import checkpoint as tf_checkpoint
 from sonnet_like.scenarios.run_folder import background_save
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.run_folder import run_dir
@@ -176,10 +176,7 @@ def _children(obj: Any) -> dict[str, Any]:
 def _holds_value(obj: Any) -> bool:
   if isinstance(obj, tf.Variable):
     return True
-  serialize = getattr(type(obj), "_serialize_to_tensors", None)
-  base = getattr(tf.__internal__.tracking.Trackable, "_serialize_to_tensors",
-                 None)
-  return serialize is not None and serialize is not base
+  return tf_checkpoint.serializes_tensors(type(obj))
 
 
 def _python_holds_values(obj: Any) -> bool:
@@ -261,7 +258,7 @@ def structure_mismatches(checkpoint: tf.train.Checkpoint,
     serialized = reader.get_tensor(_OBJECT_GRAPH)
   except Exception:  # A name-based (TF1) checkpoint: nothing to compare.  # pylint: disable=broad-except
     return []
-  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph = tf_checkpoint.TrackableObjectGraph()
   graph.ParseFromString(serialized)
   shapes = reader.get_variable_to_shape_map()
   dtypes = reader.get_variable_to_dtype_map()

@@ -13,9 +13,9 @@ dtypes); nothing changes in the folder.
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from sonnet_like.core import files
+from sonnet_like.core.tf_private import checkpoint as tf_checkpoint
 from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios.run_folder import keep_best
 
@@ -75,7 +75,7 @@ def _entries(path: str) -> set[str]:
   object graph (a variable's key names one of its paths only: a model's
   weights may be keyed under "model_ema/targets")."""
   reader = tf.compat.v1.train.NewCheckpointReader(path)
-  graph = trackable_object_graph_pb2.TrackableObjectGraph()
+  graph = tf_checkpoint.TrackableObjectGraph()
   graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
   return {child.local_name for child in graph.nodes[0].children}
 

@@ -15,7 +15,8 @@ of each variable it updates in place; the memory cost is one copy of the
 checkpoint while its write is under way. Variables on an accelerator are
 copied to the host CPU, as TensorFlow's own save does.
 
-This uses TensorFlow's checkpoint internals (`_gather_serialized_tensors`,
+This uses TensorFlow's checkpoint internals, behind the wall
+(`core/tf_private/checkpoint.py`: `_gather_serialized_tensors`,
 `MultiDeviceSaver`); where they are missing (another TensorFlow) or the
 checkpoint holds an object with its own registered saver, `take` returns
 None and the caller writes in place.
@@ -25,23 +26,7 @@ from typing import Any
 
 import tensorflow as tf
 
-try:  # TensorFlow's internals; see the module docstring.
-  from tensorflow.python.checkpoint import functional_saver
-  from tensorflow.python.training.saving import saveable_object
-except ImportError:  # pragma: no cover - another TensorFlow layout.
-  functional_saver = saveable_object = None
-
-
-def _held(value: Any) -> Any:
-  """A tensor now for `value` (a tensor, or a spec that reads one later)."""
-  if saveable_object is None or not isinstance(value,
-                                               saveable_object.SaveSpec):
-    return value
-  tensor = value.tensor  # Calls a variable's read: its value now, on host.
-  if tensor is None:  # An uninitialized variable: written as TF would.
-    return value
-  return saveable_object.SaveSpec(tensor, value.slice_spec, value.name,
-                                  dtype=value.dtype, device=value.device)
+from sonnet_like.core.tf_private import checkpoint as tf_checkpoint
 
 
 class Snapshot:
@@ -54,22 +39,18 @@ class Snapshot:
     """Writes `prefix.index` and `prefix.data-*` (data first, as TF does)."""
     with tf.device("CPU:0"):
       prefix_tensor = tf.constant(prefix, tf.string)
-    functional_saver.MultiDeviceSaver(self._tensors).save(prefix_tensor)
+    tf_checkpoint.write_tensors(self._tensors, prefix_tensor)
 
 
 def take(checkpoint: tf.train.Checkpoint) -> Snapshot | None:
   """The state `checkpoint` would write now, or None (see module doc)."""
-  saver = getattr(checkpoint, "_saver", None)
-  gather = getattr(saver, "_gather_serialized_tensors", None)
-  if gather is None or functional_saver is None:
-    return None
-  tensors, _, registered, _ = gather(None)
-  if registered:
+  tensors = tf_checkpoint.gather_serialized_tensors(checkpoint)
+  if tensors is None:
     return None
   held = type(tensors)()  # Keyed by object identity, like TF's.
   for trackable, by_key in tensors.items():
     held[trackable] = {
-        key: ({spec: _held(v) for spec, v in value.items()}
-              if isinstance(value, dict) else _held(value))
+        key: ({spec: tf_checkpoint.read_spec(v) for spec, v in value.items()}
+              if isinstance(value, dict) else tf_checkpoint.read_spec(value))
         for key, value in by_key.items()}
   return Snapshot(held)
