@@ -375,17 +375,36 @@ class Members(tf.Module):
     stand-ins after it) hold member 0's objects, which hold member
     `index`'s values (one set of variables serves every member, so what
     a scenario compiled on them once, an evaluation say, reads each
-    member's own values); its `seed` is the member's."""
+    member's own values); its `seed` and swept settings are the
+    member's."""
     self._load(self.VIEW, index)
     self._speaking += 1
     try:
       with swapped(scenario, self._objects(self.VIEW),
                    self._parts.stand_ins[self.VIEW]), \
-          seeded_as(scenario, self.population.seeds[index]):
+          seeded_as(scenario, self.population.seeds[index]), \
+          self._settings_of(scenario, index):
         yield
     finally:
       self._speaking -= 1
       self._load(self.VIEW, self.VIEW)
+
+  @contextlib.contextmanager
+  def _settings_of(self, scenario: Any, index: int) -> Iterator[None]:
+    """Member `index`'s swept settings in the block: a learning rate on the
+    view's optimizers, any other setting on the scenario."""
+    saved = []
+    optimizers = [o for o in self._parts.copies[self.VIEW].values()
+                  if kinds.is_optimizer(o)]
+    for name, value in self.population.group(index):
+      for owner in optimizers if name == "learning_rate" else [scenario]:
+        saved.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, value)
+    try:
+      yield
+    finally:
+      for owner, name, value in reversed(saved):
+        setattr(owner, name, value)
 
   @property
   def speaking(self) -> bool:

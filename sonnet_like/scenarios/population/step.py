@@ -77,10 +77,10 @@ def _settings_applied(scenario: Any, settings: dict[str, tf.Tensor]
                 if kinds.is_optimizer(o)]
     else:
       owners = [scenario]
+    value = tf.cast(value, tf.float32) if value.dtype.is_floating else value
+    given.append((name, value))
     for owner in owners:
       saved.append((owner, name, getattr(owner, name)))
-      value = tf.cast(value, tf.float32) if value.dtype.is_floating else value
-      given.append((name, value))
       setattr(owner, name, value)
   try:
     yield

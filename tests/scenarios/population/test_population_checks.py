@@ -90,3 +90,14 @@ def test_best_without_a_mode_refuses_a_metric_of_no_direction():
   population.history.member_eval["spread"] = [[1.0, 2.0]]
   with pytest.raises(ValueError, match=r"best='spread' does not say"):
     population.best("spread")
+
+
+def test_as_member_answers_with_the_members_settings_too():
+  sweep = _train(population=snt.scenarios.Population(
+      [0, 0], learning_rate=[0.1, 0.01]), eval_every=4)
+  for i, rate in enumerate([0.1, 0.01]):
+    with sweep.as_member(i):
+      assert sweep.optimizer.learning_rate == rate
+      assert sweep.seed == 0
+  with pytest.raises(ValueError, match=r"scenario.optimizer has no single"):
+    sweep.optimizer.learning_rate  # pylint: disable=pointless-statement
