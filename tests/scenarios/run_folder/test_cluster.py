@@ -8,14 +8,18 @@ exit within seconds naming the lost task), and finally a clean run to the
 end. The chain's last weights must equal, bit for bit, those of an
 uninterrupted run of the same cluster, and each SIGTERM launch must leave a
 checkpoint at the step of the notice (not only the last periodic save).
+
+Each worker is a process of its own, forked by a `fork_server` that has
+imported TensorFlow and sonnet_like once (~4 s of CPU a process otherwise):
+its TensorFlow runtime, cluster server and signal handlers start in it. The
+uninterrupted run is trained by the chain's first launch, in its processes
+before the chain's own first run (a launch of its own cost one more).
 """
 
 import json
 import os
 import re
 import socket
-import subprocess
-import sys
 import textwrap
 import time
 
@@ -24,6 +28,7 @@ import tensorflow as tf
 
 import tests
 from sonnet_like.scenarios.run_folder import cluster
+from tests import fork_server
 
 _WORKER = textwrap.dedent("""
     import json, os, signal, sys
@@ -32,6 +37,7 @@ _WORKER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import sonnet_like as snt
     save_dir, num_steps, event = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    reference_dir = sys.argv[4] if len(sys.argv) > 4 else None
     task = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
 
@@ -46,21 +52,27 @@ _WORKER = textwrap.dedent("""
     rng = np.random.default_rng(0)
     x = rng.normal(size=(96, 5)).astype(np.float32)
     y = (x[:, 0] > 0).astype(np.int32)
-    with strategy.scope():
-      tf.random.set_seed(1)
-      model = snt.nets.MLP([8, 2], name="mlp")
-      model(tf.zeros([1, 5]))
-      optimizer = snt.optimizers.Adam(0.05)
     loss = lambda o, t: tf.nn.sparse_softmax_cross_entropy_with_logits(t, o)
-    train = snt.scenarios.Supervised(
-        num_steps=num_steps, batch_size=12, save_every=4, eval_every=4,
-        save_dir=save_dir, progress=False, strategy=strategy,
-        hooks=[Event()])
-    train(model, optimizer, loss, (x, y), eval_data=(x[:24], y[:24]))
-    weights = [strategy.experimental_local_results(v)[0].numpy().tobytes().hex()
-               for v in model.trainable_variables]
-    print("RESULT", json.dumps({{"step": train.step, "weights": weights}}),
-          flush=True)
+
+    def run(kind, save_dir, hooks):
+      with strategy.scope():
+        tf.random.set_seed(1)
+        model = snt.nets.MLP([8, 2], name="mlp")
+        model(tf.zeros([1, 5]))
+        optimizer = snt.optimizers.Adam(0.05)
+      train = snt.scenarios.Supervised(
+          num_steps=num_steps, batch_size=12, save_every=4, eval_every=4,
+          save_dir=save_dir, progress=False, strategy=strategy, hooks=hooks)
+      train(model, optimizer, loss, (x, y), eval_data=(x[:24], y[:24]))
+      weights = [
+          strategy.experimental_local_results(v)[0].numpy().tobytes().hex()
+          for v in model.trainable_variables]
+      print(kind, json.dumps({{"step": train.step, "weights": weights}}),
+            flush=True)
+
+    if reference_dir is not None:  # Uninterrupted, first in the process.
+      run("REFERENCE", reference_dir, [])
+    run("RESULT", save_dir, [Event()])
 """)
 
 
@@ -77,15 +89,16 @@ def _free_ports(n):
 class Launch:
   """One run of the same command on every worker, to its end."""
 
-  def __init__(self, script, workers, save_dir, num_steps, event):
+  def __init__(self, server, script, workers, save_dir, num_steps, event,
+               reference_dir=None):
     cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(workers)]}
+    argv = [script, save_dir, num_steps, event] + (
+        [reference_dir] if reference_dir else [])
     self.processes = []
     for index in range(workers):
       env = dict(os.environ, TF_CONFIG=json.dumps(
           {"cluster": cluster, "task": {"type": "worker", "index": index}}))
-      self.processes.append(subprocess.Popen(
-          [sys.executable, str(script), str(save_dir), str(num_steps), event],
-          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+      self.processes.append(server.popen(argv, env))
     self.ended = [None] * workers
     deadline = time.monotonic() + 240
     while None in self.ended and time.monotonic() < deadline:
@@ -96,11 +109,13 @@ class Launch:
     self.outputs = [p.communicate(timeout=30) for p in self.processes]
     self.codes = [p.returncode for p in self.processes]
 
-  def result(self, index=0):
+  def result(self, index=0, kind="RESULT"):
+    """What worker `index` printed for its run (`kind` "REFERENCE": for
+    the uninterrupted run before it)."""
     out, err = self.outputs[index]
-    lines = [l for l in out.splitlines() if l.startswith("RESULT ")]
-    assert lines, err[-3000:]
-    return json.loads(lines[-1].split(" ", 1)[1])
+    lines = [l for l in out.splitlines() if l.startswith(kind + " ")]
+    assert len(lines) == 1, err[-3000:]
+    return json.loads(lines[0].split(" ", 1)[1])
 
 
 def _names(err, task):
@@ -114,14 +129,25 @@ def _latest_step(save_dir):
   return int(path.rsplit("-", 1)[1])
 
 
+# Not conftest: a worker keeps its one CPU device (not two logical ones).
+_PRELOAD = ("numpy", "tensorflow", "sonnet_like")
+
+
 def _chain(tmp_path, workers, num_steps, events):
-  """Runs the chain of `events`, then to the end; returns the last launch."""
+  """Runs the chain of `events`, then to the end; returns the uninterrupted
+  run's results (trained by the first launch, before its event) and the
+  last launch."""
   script = tmp_path / "worker.py"
   script.write_text(_WORKER.format(root=tests.ROOT))
   save_dir = tmp_path / "run"
+  server = fork_server.shared(_PRELOAD)
+  reference = None
   for event in events:
     who, when, name = event.split(":")
-    launch = Launch(script, workers, save_dir, num_steps, event)
+    launch = Launch(server, script, workers, save_dir, num_steps, event,
+                    None if reference else tmp_path / "uninterrupted")
+    if reference is None:
+      reference = [launch.result(i, "REFERENCE") for i in range(workers)]
     errors = "\n".join(err[-1500:] for _, err in launch.outputs)
     if name == "SIGTERM":
       # Every worker saved at the notice's step and asks to be restarted.
@@ -144,21 +170,15 @@ def _chain(tmp_path, workers, num_steps, events):
           assert killed != 0 and _names(launch.outputs[0][1], killed)
         # The survivors stop within seconds of the loss.
         assert launch.ended[i] - launch.ended[killed] < 20
-  return Launch(script, workers, save_dir, num_steps, "none")
-
-
-def _uninterrupted(tmp_path, workers, num_steps):
-  script = tmp_path / "worker.py"
-  script.write_text(_WORKER.format(root=tests.ROOT))
-  return Launch(script, workers, tmp_path / "uninterrupted", num_steps,
-                "none")
+  return reference, Launch(server, script, workers, save_dir, num_steps,
+                           "none")
 
 
 @pytest.mark.parametrize("workers,events", [
     # Every kind of event (a notice or a kill, of the chief or another
     # worker) once, split between the two sizes: each launch starts every
-    # worker's TensorFlow anew, so a chain costs ~20 s of the suite a
-    # launch. The chief hosts the coordination service, so its loss is
+    # worker's TensorFlow runtime anew, so a chain costs ~6-10 s of the
+    # suite a launch. The chief hosts the coordination service, so its loss is
     # noticed otherwise than a worker's; 3 workers have two survivors (here
     # worker 1 has learnt of worker 2's loss from the chief's going).
     (2, ["1:6:SIGTERM", "0:9:SIGKILL"]),
@@ -167,12 +187,11 @@ def _uninterrupted(tmp_path, workers, num_steps):
 def test_preemption_and_lost_workers_resume_bitwise(tmp_path, workers,
                                                     events):
   num_steps = 16
-  last = _chain(tmp_path, workers, num_steps, events)
-  reference = _uninterrupted(tmp_path, workers, num_steps)
-  assert last.codes == reference.codes == [0] * workers
+  reference, last = _chain(tmp_path, workers, num_steps, events)
+  assert last.codes == [0] * workers
   for index in range(workers):
-    assert last.result(index) == reference.result(index)
-  assert last.result()["step"] == num_steps
+    assert last.result(index) == reference[index]
+  assert last.result()["step"] == reference[0]["step"] == num_steps
   # Only the chief wrote the run; the others' scratch saves are gone.
   save_dir = tmp_path / "run"
   assert _latest_step(save_dir) == num_steps
