@@ -182,9 +182,10 @@ def _bad_gan():
 
 # ---- REINFORCE, PPO, DQN (rollouts or env steps on the guessing game) ----
 
-class _Guess(envs.Guess):
-  """Guess whose rewards turn NaN after `poison_after` calls of `step`, or
-  come shaped `[num_envs, 1]` (a wrong shape) with `wide_reward`."""
+class _Poisoned:
+  """Before an environment class: its rewards turn NaN after `poison_after`
+  calls of `step`, or come shaped `[num_envs, 1]` (a wrong shape) with
+  `wide_reward`."""
 
   def __init__(self, *args, poison_after=None, wide_reward=False, **kwargs):
     super().__init__(*args, **kwargs)
@@ -200,6 +201,10 @@ class _Guess(envs.Guess):
     self.steps.assign_add(1)
     return timestep._replace(reward=tf.where(
         self.steps > self.poison_after, np.nan, timestep.reward))
+
+
+class _Guess(_Poisoned, envs.Guess):
+  """Guess with the poison and wrong-shape options of `_Poisoned`."""
 
 
 def train_reinforce(poison=False, bad_env=False, num_steps=12, **loop):
@@ -245,23 +250,8 @@ def train_dqn(poison=False, bad_env=False, num_steps=12, **loop):
   return dqn
 
 
-class _Pendulum(envs.Pendulum):
-  """Pendulum with the poison and wrong-shape options of `_Guess`."""
-
-  def __init__(self, *args, poison_after=None, wide_reward=False, **kwargs):
-    super().__init__(*args, **kwargs)
-    self.poison_after, self.wide_reward = poison_after, wide_reward
-    self.steps = tf.Variable(0, trainable=False)
-
-  def step(self, action):
-    timestep = super().step(action)
-    if self.wide_reward:
-      return timestep._replace(reward=timestep.reward[:, None])
-    if self.poison_after is None:
-      return timestep
-    self.steps.assign_add(1)
-    return timestep._replace(reward=tf.where(
-        self.steps > self.poison_after, np.nan, timestep.reward))
+class _Pendulum(_Poisoned, envs.Pendulum):
+  """Pendulum with the poison and wrong-shape options of `_Poisoned`."""
 
 
 def train_sac(poison=False, bad_env=False, num_steps=12, **loop):

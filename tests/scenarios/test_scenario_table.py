@@ -6,8 +6,6 @@ refused, for RL), and bad data named."""
 import fcntl
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -17,6 +15,7 @@ import tensorflow as tf
 import tests
 import sonnet_like as snt
 from sonnet_like.scenarios.run_folder import run_dir
+from tests import fork_server
 from tests import optimizer_common
 from tests import scenario_table
 
@@ -70,12 +69,17 @@ class _Uninterrupted:
     return self._arrays(row, "model_")
 
 
-@pytest.fixture(scope="session")
-def uninterrupted(tmp_path_factory):
+def shared_uninterrupted(tmp_path_factory) -> _Uninterrupted:
+  """The session's `_Uninterrupted`, in a folder every worker shares."""
   base = tmp_path_factory.getbasetemp()
   if os.environ.get("PYTEST_XDIST_WORKER"):  # basetemp/popen-gwN: share.
     base = base.parent
   return _Uninterrupted(base / "scenario_table_uninterrupted")
+
+
+@pytest.fixture(scope="session")
+def uninterrupted(tmp_path_factory):
+  return shared_uninterrupted(tmp_path_factory)
 
 
 def _assert_equal(expected, got):
@@ -182,7 +186,10 @@ def test_mirrored_over_two_cpus_matches_one_device(row, uninterrupted):
 # Trains the row named in argv[2] in argv[1]/<row> (resuming what is there)
 # and SIGKILLs itself once argv[3] steps are done. Its TensorFlow is set up
 # as this process's (two logical CPUs, no op determinism), so the two
-# compute bit for bit alike.
+# compute bit for bit alike. It runs in a process of its own forked by a
+# `fork_server` that has imported KILLED_PRELOAD (TensorFlow's runtime
+# starts in the child), which saves each row ~4 s of `import tensorflow`.
+KILLED_PRELOAD = ("conftest", "sonnet_like", "tests.scenario_table")
 _KILLED_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
@@ -219,9 +226,8 @@ def test_sigterm_then_sigkill_resume_bitwise(row, tmp_path, capfd,
   # are lost with it, and its lock file is left behind.
   script = tmp_path / "train.py"
   script.write_text(_KILLED_SCRIPT.format(root=tests.ROOT))
-  killed = subprocess.Popen(
-      [sys.executable, str(script), str(tmp_path), row.name, "10"],
-      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  killed = fork_server.shared(KILLED_PRELOAD).popen(
+      [script, tmp_path, row.name, "10"], dict(os.environ))
   _, killed_err = killed.communicate(timeout=300)
   assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
   assert f"{row.owner}: resuming from" in killed_err

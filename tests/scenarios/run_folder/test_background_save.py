@@ -3,8 +3,6 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import threading
 import uuid
@@ -19,6 +17,7 @@ from sonnet_like.core import files
 from sonnet_like.scenarios.run_folder import background_save
 from sonnet_like.scenarios.run_folder import checkpointing
 from sonnet_like.scenarios.run_folder import snapshot
+from tests import fork_server
 from tests import scenario_table
 from tests.scenarios import test_scenario_table
 
@@ -32,11 +31,7 @@ SETTINGS = dict(steps_per_call=2, save_every=4, log_every=2,
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory):
   """The scenario table's uninterrupted runs, shared with its tests."""
-  base = tmp_path_factory.getbasetemp()
-  if os.environ.get("PYTEST_XDIST_WORKER"):
-    base = base.parent
-  return test_scenario_table._Uninterrupted(  # pylint: disable=protected-access
-      base / "scenario_table_uninterrupted")
+  return test_scenario_table.shared_uninterrupted(tmp_path_factory)
 
 
 @pytest.mark.parametrize("where", ["local", "ram"])
@@ -151,7 +146,8 @@ def test_the_state_written_is_that_of_the_save_step(tmp_path, monkeypatch):
 
 # Trains the Supervised row with async saves in argv[1]. ckpt-4 is written
 # once step 6 is done; ckpt-8's write leaves half its data file and hangs,
-# and the process SIGKILLs itself at step 10, during that write.
+# and the process SIGKILLs itself at step 10, during that write. Forked as
+# the scenario table's killed runs are (test_scenario_table.KILLED_PRELOAD).
 _KILLED_SCRIPT = textwrap.dedent("""
     import os, signal, sys, threading
     sys.path.insert(0, {root!r})
@@ -194,9 +190,10 @@ def test_a_kill_during_a_write_resumes_bitwise_from_the_previous(
   script = tmp_path / "train.py"
   script.write_text(_KILLED_SCRIPT.format(root=tests.ROOT,
                                           settings=SETTINGS))
-  killed = subprocess.run([sys.executable, str(script), str(save_dir)],
-                          capture_output=True, text=True, timeout=300)
-  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  killed = fork_server.shared(test_scenario_table.KILLED_PRELOAD).popen(
+      [script, save_dir], dict(os.environ))
+  _, killed_err = killed.communicate(timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
   # The index and history.json are still those of step 4.
   assert tf.train.latest_checkpoint(str(save_dir)).endswith("ckpt-4")
   with open(save_dir / "history.json") as f:
