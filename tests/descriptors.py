@@ -187,14 +187,6 @@ DESCRIPTORS: list[Descriptor] = [
                lambda: snt.nets.MLP([4, 3], dropout_rate=0.5), (2, 5),
                call=lambda m, x: m(
                    x, is_training=tf.math.is_nan(tf.reduce_sum(x)))),
-    # --- nets: nature_cnn ---
-    # 36x36 is the smallest input the three VALID convolutions take.
-    Descriptor("NatureCNN",
-               lambda: snt.nets.NatureCNN(3, hidden_size=8), (2, 36, 36, 4)),
-    Descriptor("NatureCNN_uint8_features",
-               lambda: snt.nets.NatureCNN(None, hidden_size=8),
-               (2, 36, 36, 4), call=lambda m, x: m(
-                   tf.cast(tf.clip_by_value(x * 64 + 128, 0, 255), tf.uint8))),
     # --- nets: cifar10_convnet, resnet ---
     Descriptor("Cifar10ConvNet",
                lambda: snt.nets.Cifar10ConvNet(
@@ -353,7 +345,7 @@ DESCRIPTORS: list[Descriptor] = [
                call=lambda m, x: _fresh_metric(m, x)),
 ]
 
-# Modules dm-sonnet 2.0.2 does not have (issue 43's attention family). The
+# Modules dm-sonnet 2.0.2 does not have (the attention family, NatureCNN). The
 # same cross-cutting checks run on them from
 # `tests/test_conformance_not_in_sonnet.py`; they stay out of `DESCRIPTORS`
 # because the dm-sonnet comparisons (`test_side_by_side.py`, the outside
@@ -375,6 +367,14 @@ NOT_IN_SONNET_ROWS: list[Descriptor] = [
     Descriptor("TransformerLM", lambda: snt.nets.TransformerLM(
         7, 1, 2, 4, norm="rms", max_length=5), (2, 3),
                dtype=tf.int32, call=lambda m, x: m(tf.math.floormod(x, 7))),
+    # The DQN Nature network; 36x36 is the smallest input its three VALID
+    # convolutions take.
+    Descriptor("NatureCNN",
+               lambda: snt.nets.NatureCNN(3, hidden_size=8), (2, 36, 36, 4)),
+    Descriptor("NatureCNN_uint8_features",
+               lambda: snt.nets.NatureCNN(None, hidden_size=8),
+               (2, 36, 36, 4), call=lambda m, x: m(
+                   tf.cast(tf.clip_by_value(x * 64 + 128, 0, 255), tf.uint8))),
 ]
 
 _NOT_IN_SONNET = ("not in dm-sonnet 2.0.2: its row is in NOT_IN_SONNET_ROWS "
@@ -384,7 +384,7 @@ _NOT_IN_SONNET = ("not in dm-sonnet 2.0.2: its row is in NOT_IN_SONNET_ROWS "
 NOT_DESCRIBED: dict[str, str] = {
     **{name: _NOT_IN_SONNET for name in ("MultiHeadAttention",
                                          "RotaryEmbedding", "RMSNorm",
-                                         "TransformerLM")},
+                                         "TransformerLM", "NatureCNN")},
     "Module": "the abstract base class; every row exercises it.",
     # --- optimizers ---
     "Metric": "abstract base of Sum and Mean; their rows exercise it.",
