@@ -32,3 +32,21 @@ def pytest_xdist_make_scheduler(config, log):
     return None
   from xdist.scheduler import WorkStealingScheduling  # pylint: disable=g-import-not-at-top
   return WorkStealingScheduling(config, log)
+
+
+# Tests whose two-replica MirroredStrategy all-reduce failed with a collective
+# "Shape mismatch in the collective instance 100" (one replica packed the
+# gradients, the other did not) when other tests had run before them in the
+# same worker process: seen on 2026-11-29 in two whole-suite runs, each time
+# on one worker only; every one of them passes alone, after its own file, and
+# after each file tried (the cluster, run-folder, scenario-table, fork-server
+# and internals tests). The earlier test that leaves the state behind is not
+# found yet. Until it is, they are collected first, so that a worker runs them
+# before anything else (work stealing hands the first items to the first
+# worker).
+_COLLECTIVES_FIRST = ("tests/scenarios/test_distribute_scenario.py",
+                      "tests/scenarios/test_autograph.py")
+
+
+def pytest_collection_modifyitems(items):
+  items.sort(key=lambda item: not item.nodeid.startswith(_COLLECTIVES_FIRST))
