@@ -155,6 +155,22 @@ def _stand_ins(originals: Iterable[Any], memo: dict[int, Any]
 
 
 @contextlib.contextmanager
+def attributes_set(assignments: Iterable[tuple[Any, str, Any]]
+                   ) -> Iterator[None]:
+  """Inside the block each `(owner, name, value)` is set (a member's
+  settings); the attributes hold what they held before after it."""
+  saved = []
+  for owner, name, value in assignments:
+    saved.append((owner, name, getattr(owner, name)))
+    setattr(owner, name, value)
+  try:
+    yield
+  finally:
+    for owner, name, value in reversed(saved):
+      setattr(owner, name, value)
+
+
+@contextlib.contextmanager
 def seeded_as(scenario: Any, seed: int) -> Iterator[None]:
   """Inside the block the scenario's `seed` is `seed` (a member's: its
   build resets environments with it, as a solo run with that seed does)."""
@@ -393,18 +409,12 @@ class Members(tf.Module):
   def _settings_of(self, scenario: Any, index: int) -> Iterator[None]:
     """Member `index`'s swept settings in the block: a learning rate on the
     view's optimizers, any other setting on the scenario."""
-    saved = []
     optimizers = [o for o in self._parts.copies[self.VIEW].values()
                   if kinds.is_optimizer(o)]
-    for name, value in self.population.group(index):
-      for owner in optimizers if name == "learning_rate" else [scenario]:
-        saved.append((owner, name, getattr(owner, name)))
-        setattr(owner, name, value)
-    try:
+    with attributes_set(
+        (owner, name, value) for name, value in self.population.group(index)
+        for owner in (optimizers if name == "learning_rate" else [scenario])):
       yield
-    finally:
-      for owner, name, value in reversed(saved):
-        setattr(owner, name, value)
 
   @property
   def speaking(self) -> bool:

@@ -70,23 +70,15 @@ def _settings_applied(scenario: Any, settings: dict[str, tf.Tensor]
                       ) -> Iterator[None]:
   """One member's settings: "learning_rate" on every optimizer the
   scenario trains, any other name on the scenario itself."""
-  saved, given = [], []
-  for name, value in settings.items():
-    if name == "learning_rate":
-      owners = [o for o in scenario.trackables().values()
-                if kinds.is_optimizer(o)]
-    else:
-      owners = [scenario]
-    value = tf.cast(value, tf.float32) if value.dtype.is_floating else value
-    given.append((name, value))
-    for owner in owners:
-      saved.append((owner, name, getattr(owner, name)))
-      setattr(owner, name, value)
-  try:
+  optimizers = ([o for o in scenario.trackables().values()
+                 if kinds.is_optimizer(o)] if "learning_rate" in settings
+                else [])
+  given = [(name, tf.cast(value, tf.float32) if value.dtype.is_floating
+            else value) for name, value in settings.items()]
+  with members_lib.attributes_set(
+      (owner, name, value) for name, value in given
+      for owner in (optimizers if name == "learning_rate" else [scenario])):
     yield
-  finally:
-    for owner, name, value in reversed(saved):
-      setattr(owner, name, value)
   unread = sorted({name for name, _ in given} -
                   {name for name, value in given if value.consumers()})
   if unread:  # Read outside the step (data, environments, build) or not.
