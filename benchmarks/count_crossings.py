@@ -1,4 +1,4 @@
-"""Counts the file crossings made while a scenario's compiled call is traced.
+"""Counts the calls made while a scenario's compiled call is traced.
 
 Runs real scenarios and watches, with `sys.setprofile`, the first trace of
 the function the engine compiles (`scenario.train_function`, made by
@@ -6,43 +6,55 @@ the function the engine compiles (`scenario.train_function`, made by
 once with `get_concrete_function`). The profile is installed for the whole
 run, but only the calls made while that function's Python body runs (from
 the moment TensorFlow calls it, AutoGraph's rewrite included, until it
-returns) are counted. No library code is changed.
+returns) are counted. No library code is changed. It prints raw counts,
+and asserts nothing: it measures, it sets no bound.
 
 The rule:
 
 - A crossing is a Python call from a function defined in one sonnet_like
-  source file into a function defined in ANOTHER sonnet_like file. The
-  caller is the nearest sonnet_like function on the stack: TensorFlow and
-  Keras frames in between (`strategy.run`, `tf.cond`, AutoGraph's
-  `converted_call`, `tape.gradient`) are transparent, and calls into them
-  are not counted. Calls within one file are not counted, nor returns.
+  source file into a function defined in ANOTHER sonnet_like file. A
+  same-file call is one into another function of the SAME file (a nested
+  function, a helper, a method of the same class); it is counted apart,
+  and both are printed with their total. A function calling itself (or
+  the pieces AutoGraph cuts it into) is not counted. The caller is the
+  nearest sonnet_like function on the stack: TensorFlow and Keras frames
+  in between (`strategy.run`, `tf.cond`, AutoGraph's `converted_call`,
+  `tape.gradient`, pfor's conversion) are transparent, and calls into
+  them are not counted. Returns are not counted.
 - A call from sonnet_like into user code counts once, as the end of a path,
   and nothing it calls is counted: user code is what the script passes to
   the scenario (the model or networks, the loss function, the optimizer,
   PPO's environment), even where it is itself a sonnet_like class
-  (`snt.nets.MLP`, `snt.optimizers.Adam`, `snt.envs.CartPole`).
+  (`snt.nets.MLP`, `snt.optimizers.Adam`, `snt.envs.CartPole`). In a
+  population the scenario's attributes hold copies of those objects (the
+  templates) during the run: the copies are user code too.
 - Not counted: attribute access, which is not a call in the code that
-  makes it: property reads (`self.strategy`, `model.trainable_variables`)
-  and `__getattr__` / `__setattr__` / `__delattr__` (`optimizer.x = y`),
-  each skipped with whatever it calls (the number the package's own code
-  makes is printed); and
-  `Module`'s name-scope wrapper (`core/base.py`), which only forwards to
-  the method it wraps (the crossing is counted into the method).
+  makes it: property reads (`self.strategy`, `model.trainable_variables`),
+  `__getattr__` / `__setattr__` / `__delattr__` (`optimizer.x = y`) and a
+  descriptor's `__get__`, each skipped with whatever it calls (the number
+  the package's own code makes is printed); `Module`'s name-scope wrapper
+  (`core/base.py`), which only forwards to the method it wraps (the call
+  is counted into the method); comprehensions and generator expressions,
+  which are part of the function that holds them.
 - AutoGraph's rewritten functions count as the functions they rewrite (same
   file, same name).
 - Each (caller, callee) edge counts once per trace, in the order first
   made: a call traced twice (the two branches of a `tf.cond`, a loop body
-  AutoGraph traces again) counts once. The raw number of calls is printed
-  too.
+  AutoGraph traces again, a population's member step traced for the
+  vectoriser) counts once. The raw number of calls is printed too.
 
 The trace runs on the thread that makes the first call, so `sys.setprofile`
 (not `threading.setprofile`) is enough.
 
 Configurations: (1) Supervised, float32, one replica, steps_per_call=1,
 an MLP on random data, a Keras loss, `snt.optimizers.Adam`; (2) PPO on the
-in-graph `snt.envs.CartPole`, float32, no normalisation, one iteration.
+in-graph `snt.envs.CartPole`, float32, no normalisation, one iteration;
+(3) and (4): the same with `population=2` (two members in one compiled
+call).
 
-    python benchmarks/count_crossings.py [--config supervised|ppo|both]
+    python benchmarks/count_crossings.py [--summary]
+        [--config supervised|ppo|supervised_population|ppo_population|
+                  solo|population|all]
 """
 
 import argparse
@@ -62,7 +74,12 @@ if _ROOT not in sys.path:
 
 _SUPPRESSED = ("<suppressed>",)  # Inside user code or attribute access.
 _ATTRIBUTE_METHODS = frozenset(
-    {"__getattr__", "__getattribute__", "__setattr__", "__delattr__"})
+    {"__getattr__", "__getattribute__", "__setattr__", "__delattr__",
+     "__get__"})
+# Frames of comprehensions (functions of their own before Python 3.12):
+# part of the function that holds them, not calls.
+_COMPREHENSIONS = frozenset(
+    {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 _AUTOGRAPH_FILE = "__autograph_generated_file"
 
 
@@ -124,12 +141,17 @@ class CrossingCounter:
       function or a `tf.function`), or None while it is not made yet.
     wrappers: Functions made by forwarding decorators (a wrapper whose
       locals hold `self` and `method`): calls into them are transparent.
+    users_at_trace: Called when the counted trace starts: more user
+      objects by role (a population's scenario then holds copies of the
+      user's objects, its templates, which play the user's part).
   """
 
   def __init__(self, package: str, users: dict[str, Any],
                target: Callable[[], Any],
-               wrappers: tuple[Callable[..., Any], ...] = ()):
+               wrappers: tuple[Callable[..., Any], ...] = (),
+               users_at_trace: Callable[[], dict[str, Any]] | None = None):
     module = sys.modules[package]
+    self.users_at_trace = users_at_trace
     self.package = package
     self.root = os.path.dirname(os.path.abspath(module.__file__))
     self.target = target
@@ -162,6 +184,9 @@ class CrossingCounter:
     self.edges: list[tuple[str, str]] = []
     self._seen: set[tuple[str, str]] = set()
     self.calls = 0
+    self.same_file_edges: list[tuple[str, str]] = []
+    self._same_file_seen: set[tuple[str, str]] = set()
+    self.same_file_calls = 0
     self.property_reads = 0
     self.attribute_writes = 0  # And __getattr__ reads.
 
@@ -213,6 +238,10 @@ class CrossingCounter:
     if found is not None:
       return found[1]
     info = _Info()
+    if code.co_name in _COMPREHENSIONS:  # Transparent.
+      info.key = (code.co_filename, code.co_qualname)
+      self._infos[id(code)] = (code, info)
+      return info
     module_name = frame.f_globals.get("__name__", "") or ""
     module = sys.modules.get(module_name)
     filename = code.co_filename
@@ -297,9 +326,19 @@ class CrossingCounter:
       self._seen.add(edge)
       self.edges.append(edge)
 
+  def _record_same_file(self, caller: Any, callee: str) -> None:
+    self.same_file_calls += 1
+    edge = (caller[1], callee)
+    if edge not in self._same_file_seen:
+      self._same_file_seen.add(edge)
+      self.same_file_edges.append(edge)
+
   def _enter(self, frame: Any) -> None:
     """The call of the target: its caller is the nearest package frame."""
     self._gate = frame
+    if self.users_at_trace is not None:
+      for role, obj in self.users_at_trace().items():
+        self.users.setdefault(id(obj), (role, obj))
     parent: Any = None
     outer = frame.f_back
     while outer is not None:
@@ -316,7 +355,7 @@ class CrossingCounter:
     caller = frame.f_back
     while caller is not None:
       info = self._info(caller.f_code, caller)
-      if not info.wrapper:
+      if not (info.wrapper or caller.f_code.co_name in _COMPREHENSIONS):
         return info.lib
       caller = caller.f_back
     return False
@@ -361,6 +400,8 @@ class CrossingCounter:
     if info.lib and not info.wrapper:
       if parent is not None and parent[0] != info.file:
         self._record(parent, info.label)
+      elif parent is not None and parent[1] != info.label:
+        self._record_same_file(parent, info.label)
       self._stack.append((frame, (info.file, info.label)))
       return
     self._stack.append((frame, parent))  # Transparent.
@@ -406,19 +447,28 @@ def _wrappers() -> tuple[Callable[..., Any], ...]:
 
 
 def count(scenario: Any, users: dict[str, Any],
-          call: Callable[[], Any]) -> CrossingCounter:
+          call: Callable[[], Any],
+          attributes: dict[str, str] | None = None) -> CrossingCounter:
   """Runs `call()` (which runs `scenario`) and counts its compiled call's
-  first trace."""
+  first trace. `attributes`: role -> the scenario attribute that holds
+  that user object during the run (a population's template)."""
+  attributes = attributes or {}
+
+  def at_trace() -> dict[str, Any]:
+    return {role: getattr(scenario, name)
+            for role, name in attributes.items() if hasattr(scenario, name)}
+
   counter = CrossingCounter(
       "sonnet_like", users,
-      lambda: scenario.__dict__.get("train_function"), _wrappers())
+      lambda: scenario.__dict__.get("train_function"), _wrappers(),
+      users_at_trace=at_trace)
   counter.run(call)
   if not counter.done:
     raise RuntimeError("The compiled call was never traced.")
   return counter
 
 
-def supervised() -> CrossingCounter:
+def supervised(population: Any = None) -> CrossingCounter:
   import keras  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
@@ -431,13 +481,16 @@ def supervised() -> CrossingCounter:
   loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
   optimizer = snt.optimizers.Adam(1e-3)
   scenario = snt.scenarios.Supervised(num_steps=1, batch_size=32,
-                                      steps_per_call=1, progress=False)
+                                      steps_per_call=1, progress=False,
+                                      tensorboard=False,
+                                      population=population)
   return count(scenario, {"model": model, "loss_fn": loss_fn,
                           "optimizer": optimizer},
-               lambda: scenario(model, optimizer, loss_fn, (x, y)))
+               lambda: scenario(model, optimizer, loss_fn, (x, y)),
+               {"model": "model", "optimizer": "optimizer"})
 
 
-def ppo() -> CrossingCounter:
+def ppo(population: Any = None) -> CrossingCounter:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   import sonnet_like as snt  # pylint: disable=g-import-not-at-top
   tf.random.set_seed(0)
@@ -448,40 +501,73 @@ def ppo() -> CrossingCounter:
   optimizer = snt.optimizers.Adam(3e-4)
   scenario = snt.scenarios.PPO(num_envs * length, num_envs=num_envs,
                                rollout_length=length, num_epochs=2,
-                               num_minibatches=2, progress=False)
+                               num_minibatches=2, progress=False,
+                               tensorboard=False, population=population)
   return count(scenario, {"actor": actor, "critic": critic,
                           "optimizer": optimizer, "env": env},
-               lambda: scenario(actor, critic, optimizer, env))
+               lambda: scenario(actor, critic, optimizer, env),
+               {"actor": "actor", "critic": "critic",
+                "optimizer": "optimizer", "env": "env"})
 
+
+_SUPERVISED = ("Supervised, float32, one replica, steps_per_call=1, MLP, "
+               "Keras loss, snt.optimizers.Adam")
+_PPO = "PPO, in-graph CartPole, float32, no normalisation, one iteration"
 
 CONFIGS = {
-    "supervised": ("Supervised, float32, one replica, steps_per_call=1, "
-                   "MLP, Keras loss, snt.optimizers.Adam", supervised),
-    "ppo": ("PPO, in-graph CartPole, float32, no normalisation, one "
-            "iteration", ppo),
+    "supervised": (_SUPERVISED, supervised),
+    "ppo": (_PPO, ppo),
+    "supervised_population": (_SUPERVISED + ", population=2",
+                              lambda: supervised(population=2)),
+    "ppo_population": (_PPO + ", population=2", lambda: ppo(population=2)),
 }
 
 
-def report(title: str, counter: CrossingCounter) -> str:
-  lines = [f"{title}: {len(counter.edges)} crossings "
-           f"(distinct caller -> callee edges of the first trace; "
-           f"{counter.calls} calls in all; not counted: "
-           f"{counter.property_reads} property reads, "
-           f"{counter.attribute_writes} __setattr__/__delattr__/__getattr__)"]
-  lines += [f"  {i:2d}. {caller} -> {callee}"
-            for i, (caller, callee) in enumerate(counter.edges, 1)]
+def summary(counter: CrossingCounter) -> str:
+  """The counts of one configuration, on one line."""
+  cross, same = len(counter.edges), len(counter.same_file_edges)
+  return (f"{cross} crossings + {same} same-file = {cross + same} edges "
+          f"(calls: {counter.calls} + {counter.same_file_calls} = "
+          f"{counter.calls + counter.same_file_calls}; not counted: "
+          f"{counter.property_reads} property reads, "
+          f"{counter.attribute_writes} __setattr__/__delattr__/__getattr__/"
+          f"__get__)")
+
+
+def report(title: str, counter: CrossingCounter, edges: bool = True) -> str:
+  lines = [f"{title}: {summary(counter)}"]
+  if edges:
+    lines.append("  into another file (caller -> callee):")
+    lines += [f"  {i:3d}. {caller} -> {callee}"
+              for i, (caller, callee) in enumerate(counter.edges, 1)]
+    lines.append("  within one file:")
+    lines += [f"  {i:3d}. {caller} -> {callee}"
+              for i, (caller, callee) in enumerate(counter.same_file_edges,
+                                                   1)]
   return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--config", default="both",
-                      choices=["supervised", "ppo", "both"])
+  parser.add_argument("--config", default="all",
+                      choices=[*CONFIGS, "solo", "population", "all"])
+  parser.add_argument("--summary", action="store_true",
+                      help="print the counts only, not the edges")
   args = parser.parse_args(argv)
-  names = list(CONFIGS) if args.config == "both" else [args.config]
+  groups = {"all": list(CONFIGS),
+            "solo": ["supervised", "ppo"],
+            "population": ["supervised_population", "ppo_population"]}
+  names = groups.get(args.config, [args.config])
+  results = []
   for name in names:
     title, make = CONFIGS[name]
-    print(report(title, make()), flush=True)
+    counter = make()
+    results.append((title, counter))
+    print(report(title, counter, edges=not args.summary), flush=True)
+  if len(results) > 1:
+    print("\nSummary:")
+    for title, counter in results:
+      print(f"  {title}: {summary(counter)}")
 
 
 if __name__ == "__main__":

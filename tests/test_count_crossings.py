@@ -1,5 +1,5 @@
 """benchmarks/count_crossings.py counts toy two-file calls by its rule (the
-real runs take a minute: BUILD_NOTES "One batch through the house")."""
+real runs take minutes: BUILD_NOTES "Crossings")."""
 
 import importlib
 import importlib.util
@@ -68,6 +68,10 @@ def test_counts_each_edge_once_and_stops_at_user_code(tmp_path, monkeypatch):
   assert counter.edges == [("a.py:f", "b.py:g"),
                            ("b.py:g", "user model (_User.call)")]
   assert counter.calls == 4  # Two of each edge, counted once each.
+  # Calls within one file, apart: `helper()` (not those made inside the
+  # property, the attribute hook or the user's code).
+  assert counter.same_file_edges == [("a.py:f", "a.py:helper")]
+  assert counter.same_file_calls == 1
   assert counter.property_reads == 2  # `thing.size`: not counted.
   assert counter.attribute_writes == 2  # `thing.seen = True`: not counted.
 
