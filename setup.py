@@ -1,5 +1,5 @@
 """Installs sonnet_like: `pip install .` (add `[test]`, `[examples]`, `[rl]`,
-`[mlflow]`, `[docs]`)."""
+`[atari]`, `[mujoco]`, `[mlflow]`, `[docs]`)."""
 
 import pathlib
 import re
@@ -42,9 +42,11 @@ setuptools.setup(
         # Sphinx: tests/test_docs.py checks the docs' reference extension.
         # mlflow: the MLflowLogger is tested against a real local store.
         # ale-py, OpenCV: snt.envs.atari against gymnasium's wrappers.
+        # mujoco: the MuJoCo recipes run a few hundred steps.
         "test": ["pytest", "pytest-xdist>=3.2", "scikit-learn", "matplotlib",
-                 "gymnasium", "dm-sonnet==2.0.2", "sphinx>=7.2", "mlflow",
-                 "ale-py>=0.9", "opencv-python-headless"],
+                 "gymnasium[mujoco]>=1.0", "dm-sonnet==2.0.2", "sphinx>=7.2",
+                 "mlflow", "ale-py>=0.9", "opencv-python-headless",
+                 "mujoco>=3.0"],
         # tensorboard: views the logs the examples write (`--logdir`).
         "examples": ["scikit-learn", "matplotlib", "gymnasium", "tensorboard"],
         # snt.scenarios.MLflowLogger.
@@ -53,6 +55,10 @@ setuptools.setup(
         # snt.envs.atari: the emulator (ROMs in its wheel) and OpenCV's
         # area resize, which gymnasium's and SB3's Atari wrappers use too.
         "atari": ["ale-py>=0.9", "gymnasium>=1.0", "opencv-python-headless"],
+        # The MuJoCo tasks of gymnasium (HalfCheetah-v5, Hopper-v5, ...)
+        # that the SAC, TD3 and PPO recipes train on: the physics engine,
+        # and gymnasium's extra for its environments (imageio, ...).
+        "mujoco": ["gymnasium[mujoco]>=1.0", "mujoco>=3.0"],
         # s3:// save_dirs: tensorflow-io registers the file system.
         "s3": ["tensorflow-io"],
         # docs/build.sh: Sphinx with Markdown guides and the Furo theme.

@@ -25,10 +25,12 @@ over the zoo's 300-2275 episodes a seed from distinct starts.
 """
 
 import dataclasses
+import functools
 import inspect
 import math
 from typing import Any
 
+from sonnet_like import envs
 from sonnet_like import nets
 from sonnet_like import optimizers
 from sonnet_like.core import initializers
@@ -63,6 +65,12 @@ class Recipe:
       the first policy is close to the same action everywhere) and 1 for
       the critic's (as Stable-Baselines3 and CleanRL initialise PPO); else
       Sonnet's default (truncated normal, stddev 1 / sqrt(fan_in)).
+    atari: The task is an Atari game (an ALE id such as
+      "BreakoutNoFrameskip-v4"): `env()` makes it with the standard
+      preprocessing (`snt.envs.atari`: uint8 `[84, 84, 4]` observations),
+      and the networks are `snt.nets.NatureCNN`s (`hidden` is its one
+      hidden layer, 512) that scale the uint8 pixels inside the compiled
+      step.
   """
   scenario_type: type
   task: str
@@ -72,6 +80,7 @@ class Recipe:
   actor_outputs: int
   activation: str = "tanh"
   orthogonal_init: bool = False
+  atari: bool = False
 
   @property
   def num_env_steps(self) -> int:
@@ -81,12 +90,27 @@ class Recipe:
     """The scenario with the recipe's settings, updated by `overrides`."""
     return self.scenario_type(**dict(self.settings, **overrides))
 
+  def env(self, training: bool = True) -> Any:
+    """What to pass as the scenario's `env` (or, with `training=False`,
+    `eval_env`): the task's gymnasium id, or for an Atari recipe a factory
+    of `snt.envs.atari(task, training=training)` (episodic life, fire
+    reset and clipped rewards for training only; evaluation plays whole
+    games and reports their scores)."""
+    if not self.atari:
+      return self.task
+    return functools.partial(envs.atari, self.task, training=training)
+
   def networks(self, hidden: tuple[int, ...] | None = None
                ) -> tuple[Any, Any]:
     """A new actor and critic, not built yet: `snt.nets.MLP`s, or with
-    `orthogonal_init` `snt.Sequential`s of `snt.Linear` layers."""
+    `orthogonal_init` `snt.Sequential`s of `snt.Linear` layers; for an
+    Atari recipe one `snt.nets.NatureCNN` torso (without its output layer)
+    shared by both, under a `Linear` head each (initialised as
+    `orthogonal_init` says, as Stable-Baselines3's `CnnPolicy`)."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
     hidden = tuple(self.hidden if hidden is None else hidden)
+    if self.atari:
+      return self._cnn_actor_critic(hidden)
     activation = tf.tanh if self.activation == "tanh" else tf.nn.relu
     if not self.orthogonal_init:
       return (nets.MLP(hidden + (self.actor_outputs,), activation=activation,
@@ -96,13 +120,40 @@ class Recipe:
                             "actor"),
             _orthogonal_mlp(hidden, 1, 1.0, activation, "critic"))
 
-  def q_network(self) -> nets.MLP:
-    """A new Q-network (DQN): an `snt.nets.MLP` with `actor_outputs`
-    Q-values, not built yet."""
+  def q_network(self) -> Any:
+    """A new Q-network (DQN) with `actor_outputs` Q-values, not built yet:
+    an `snt.nets.MLP`, or for an Atari recipe an `snt.nets.NatureCNN`."""
     import tensorflow as tf  # pylint: disable=g-import-not-at-top
+    if self.atari:
+      return nets.NatureCNN(self.actor_outputs,
+                            hidden_size=self._cnn_hidden(self.hidden),
+                            name="q_network")
     activation = tf.tanh if self.activation == "tanh" else tf.nn.relu
     return nets.MLP(tuple(self.hidden) + (self.actor_outputs,),
                     activation=activation, name="q_network")
+
+  def _cnn_hidden(self, hidden: tuple[int, ...]) -> int:
+    if len(hidden) != 1:
+      raise ValueError(
+          f"Recipe {self.scenario_type.__name__} {self.task!r}: an Atari "
+          f"recipe's networks are Nature CNNs with one hidden layer; "
+          f"hidden must be one size, e.g. (512,), got {hidden}.")
+    return hidden[0]
+
+  def _cnn_actor_critic(self, hidden: tuple[int, ...]) -> tuple[Any, Any]:
+    size = self._cnn_hidden(hidden)
+
+    def init(gain):
+      return initializers.Orthogonal(gain) if self.orthogonal_init else None
+    torso = nets.NatureCNN(None, hidden_size=size, w_init=init(math.sqrt(2.0)),
+                           name="torso")
+    actor = sequential.Sequential(
+        [torso, linear.Linear(self.actor_outputs, w_init=init(0.01),
+                              name="actor_head")], name="actor")
+    critic = sequential.Sequential(
+        [torso, linear.Linear(1, w_init=init(1.0), name="critic_head")],
+        name="critic")
+    return actor, critic
 
   def optimizer(self) -> optimizers.Adam:
     """A new `snt.optimizers.Adam` with the recipe's learning rate."""
@@ -135,6 +186,51 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
   for name in COMMON_SETTINGS:
     settings.setdefault(name, parameters[name].default)
   return Recipe(scenario_type, task, settings=settings, **entry)
+
+
+def _entry(learning_rate: float, hidden: tuple[int, ...],
+           actor_outputs: int, *, activation: str = "tanh",
+           orthogonal_init: bool = False, atari: bool = False,
+           **settings: Any) -> dict[str, Any]:
+  """One entry of a table below: the `Recipe` fields, and the scenario's
+  keyword arguments as `settings`."""
+  return dict(settings=settings, learning_rate=learning_rate, hidden=hidden,
+              actor_outputs=actor_outputs, activation=activation,
+              orthogonal_init=orthogonal_init, atari=atari)
+
+
+# Action sizes of the MuJoCo tasks (Box actions in [-1, 1]) and action
+# counts of the Atari games of the recipes (ale-py's minimal action sets).
+MUJOCO_ACTIONS = {"HalfCheetah-v5": 6, "Hopper-v5": 3, "Walker2d-v5": 6}
+ATARI_ACTIONS = {"BreakoutNoFrameskip-v4": 4, "PongNoFrameskip-v4": 6}
+
+
+def _mujoco_off_policy(learning_rate: float, hidden: tuple[int, ...],
+                       outputs_per_action: int,
+                       **settings: Any) -> dict[str, dict[str, Any]]:
+  """An entry per MuJoCo task for SAC or TD3: the zoo's `mujoco-defaults`
+  (1M steps, 10,000 uniform random steps first) on SB3's defaults (buffer
+  1M, batch 256, one update a step, tau 0.005, gamma 0.99), ReLU, and
+  `settings`; the actor has `outputs_per_action` outputs per action."""
+  settings = dict(dict(num_env_steps=1_000_000, buffer_size=1_000_000,
+                       batch_size=256, learning_starts=10_000, train_every=1,
+                       gradient_steps=1, tau=0.005, gamma=0.99), **settings)
+  return {task: _entry(learning_rate, hidden, outputs_per_action * actions,
+                       activation="relu", **settings)
+          for task, actions in MUJOCO_ACTIONS.items()}
+
+
+def _atari(learning_rate: float, **settings: Any
+           ) -> dict[str, dict[str, Any]]:
+  """An entry per Atari game: the zoo's 10M agent steps, gamma 0.99, the
+  Nature CNN (hidden 512, ReLU), and `settings` (`orthogonal_init` among
+  them goes to the `Recipe`)."""
+  orthogonal_init = settings.pop("orthogonal_init", False)
+  settings = dict(dict(num_env_steps=10_000_000, gamma=0.99), **settings)
+  return {game: _entry(learning_rate, (512,), actions, activation="relu",
+                       orthogonal_init=orthogonal_init, atari=True,
+                       **settings)
+          for game, actions in ATARI_ACTIONS.items()}
 
 
 # PPO (issue 28): rl-baselines3-zoo's hyperparameters (hyperparams/ppo.yml)
@@ -188,42 +284,78 @@ def find(scenario_type: type, table: dict[str, dict[str, Any]],
 #   settings (75.4, 93.5, 0.0, -36.5, -0.1, 93.0): at this budget a seed
 #   is a coin toss (BUILD_NOTES "Seeds the recipes were not tuned on").
 PPO_RECIPES: dict[str, dict[str, Any]] = {
-    "CartPole-v1": dict(
-        settings=dict(num_env_steps=100_000, num_envs=8, rollout_length=32,
-                      num_epochs=20, num_minibatches=1, gamma=0.98,
-                      gae_lambda=0.8, learning_rate_schedule="linear",
-                      clip_ratio_schedule="linear", clip_norm=0.5),
-        learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
-        orthogonal_init=True),
-    "Acrobot-v1": dict(
-        settings=dict(num_env_steps=1_000_000, num_envs=16,
-                      rollout_length=256, num_epochs=10,
-                      num_minibatches=64, gamma=0.99, gae_lambda=0.94,
-                      normalize_observations=True, scale_rewards=True),
-        learning_rate=3e-4, hidden=(64, 64), actor_outputs=3,
-        orthogonal_init=True),
-    "MountainCar-v0": dict(
-        settings=dict(num_env_steps=1_000_000, num_envs=16,
-                      rollout_length=16, num_epochs=10, num_minibatches=4,
-                      gamma=0.99, gae_lambda=0.98,
-                      normalize_observations=True, scale_rewards=True),
-        learning_rate=3e-4, hidden=(64, 64), actor_outputs=3,
-        orthogonal_init=True),
-    "MountainCarContinuous-v0": dict(
-        settings=dict(num_env_steps=20_000, num_envs=1, rollout_length=8,
-                      num_epochs=10, num_minibatches=1, gamma=0.9999,
-                      gae_lambda=0.9, clip_ratio=0.1, entropy_coef=0.00429,
-                      value_coef=0.19, clip_norm=5.0,
-                      normalize_observations=True, scale_rewards=True,
-                      sde_sample_freq=8, log_std_init=-2.2),
-        learning_rate=7.77e-5, hidden=(64, 64), actor_outputs=1),
-    "Pendulum-v1": dict(
-        settings=dict(num_env_steps=100_000, num_envs=4, rollout_length=1024,
-                      num_epochs=10, num_minibatches=64, gamma=0.9,
-                      gae_lambda=0.95, clip_ratio=0.2, clip_norm=0.5,
-                      sde_sample_freq=4, learning_rate_schedule="linear"),
-        learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
-        orthogonal_init=True),
+    "CartPole-v1": _entry(
+        1e-3, (64, 64), 2, orthogonal_init=True,
+        num_env_steps=100_000, num_envs=8, rollout_length=32, num_epochs=20,
+        num_minibatches=1, gamma=0.98, gae_lambda=0.8,
+        learning_rate_schedule="linear", clip_ratio_schedule="linear",
+        clip_norm=0.5),
+    "Acrobot-v1": _entry(
+        3e-4, (64, 64), 3, orthogonal_init=True,
+        num_env_steps=1_000_000, num_envs=16, rollout_length=256,
+        num_epochs=10, num_minibatches=64, gamma=0.99, gae_lambda=0.94,
+        normalize_observations=True, scale_rewards=True),
+    "MountainCar-v0": _entry(
+        3e-4, (64, 64), 3, orthogonal_init=True,
+        num_env_steps=1_000_000, num_envs=16, rollout_length=16,
+        num_epochs=10, num_minibatches=4, gamma=0.99, gae_lambda=0.98,
+        normalize_observations=True, scale_rewards=True),
+    "MountainCarContinuous-v0": _entry(
+        7.77e-5, (64, 64), 1,
+        num_env_steps=20_000, num_envs=1, rollout_length=8, num_epochs=10,
+        num_minibatches=1, gamma=0.9999, gae_lambda=0.9, clip_ratio=0.1,
+        entropy_coef=0.00429, value_coef=0.19, clip_norm=5.0,
+        normalize_observations=True, scale_rewards=True, sde_sample_freq=8,
+        log_std_init=-2.2),
+    "Pendulum-v1": _entry(
+        1e-3, (64, 64), 1, orthogonal_init=True,
+        num_env_steps=100_000, num_envs=4, rollout_length=1024,
+        num_epochs=10, num_minibatches=64, gamma=0.9, gae_lambda=0.95,
+        clip_ratio=0.2, clip_norm=0.5, sde_sample_freq=4,
+        learning_rate_schedule="linear"),
+    # MuJoCo (issue 60): the zoo's tuned rows (hyperparams/ppo.yml,
+    # HalfCheetah-v4, Hopper-v4, Walker2d-v4; here the v5 ids), 1M steps
+    # on one environment, rollouts of 512 steps, the zoo's `normalize: true`
+    # (VecNormalize: observations standardised and clipped to +-10, rewards
+    # divided by the std of the discounted return) as
+    # `normalize_observations` and `scale_rewards`. HalfCheetah and Hopper:
+    # 256-256 ReLU, not orthogonal (the zoo's `ortho_init=False`),
+    # log_std_init -2; Walker2d keeps SB3's defaults (64-64 tanh,
+    # orthogonal, log_std_init 0). num_minibatches = 512 / the zoo's
+    # batch_size; clip_norm its max_grad_norm. Not yet measured at the
+    # zoo's budget (benchmarks/zoo.py has the rows).
+    "HalfCheetah-v5": _entry(
+        2.0633e-5, (256, 256), 6, activation="relu",
+        num_env_steps=1_000_000, num_envs=1, rollout_length=512,
+        num_epochs=20, num_minibatches=8, gamma=0.98, gae_lambda=0.92,
+        clip_ratio=0.1, entropy_coef=0.000401762, value_coef=0.58096,
+        clip_norm=0.8, log_std_init=-2.0, normalize_observations=True,
+        scale_rewards=True),
+    "Hopper-v5": _entry(
+        9.80828e-5, (256, 256), 3, activation="relu",
+        num_env_steps=1_000_000, num_envs=1, rollout_length=512,
+        num_epochs=5, num_minibatches=16, gamma=0.999, gae_lambda=0.99,
+        clip_ratio=0.2, entropy_coef=0.00229519, value_coef=0.835671,
+        clip_norm=0.7, log_std_init=-2.0, normalize_observations=True,
+        scale_rewards=True),
+    "Walker2d-v5": _entry(
+        5.05041e-5, (64, 64), 6, orthogonal_init=True,
+        num_env_steps=1_000_000, num_envs=1, rollout_length=512,
+        num_epochs=20, num_minibatches=16, gamma=0.99, gae_lambda=0.95,
+        clip_ratio=0.1, entropy_coef=0.000585045, value_coef=0.871923,
+        clip_norm=1.0, normalize_observations=True, scale_rewards=True),
+    # Atari (issue 60): the zoo's `atari` row (hyperparams/ppo.yml) with
+    # SB3's CnnPolicy: 8 environments, rollouts of 128, 4 epochs of
+    # minibatches of 256 (num_minibatches 4), the learning rate 2.5e-4 and
+    # the clip range 0.1 both annealed linearly to 0 ("lin_2.5e-4",
+    # "lin_0.1"), entropy 0.01, value 0.5, SB3's gradient clipping 0.5,
+    # 10M agent steps (40M frames); one Nature CNN torso shared by the
+    # actor and the critic, initialised orthogonally. Not yet measured.
+    **_atari(2.5e-4, orthogonal_init=True, num_envs=8, rollout_length=128,
+             num_epochs=4, num_minibatches=4, gae_lambda=0.95,
+             clip_ratio=0.1, entropy_coef=0.01, value_coef=0.5,
+             clip_norm=0.5, learning_rate_schedule="linear",
+             clip_ratio_schedule="linear"),
 }
 
 # SAC. Pendulum-v1: as Stable-Baselines3's RL Zoo (learning rate 1e-3,
@@ -254,20 +386,22 @@ PPO_RECIPES: dict[str, dict[str, Any]] = {
 # `learning_rate_schedule="linear"` 49.4; learned towards the entropy -3,
 # -1.6; BUILD_NOTES "SAC MountainCarContinuous, a learned temperature").
 SAC_RECIPES: dict[str, dict[str, Any]] = {
-    "Pendulum-v1": dict(
-        settings=dict(num_env_steps=20_000, buffer_size=100_000,
-                      batch_size=256, learning_starts=1_000, tau=0.005,
-                      gamma=0.99),
-        learning_rate=1e-3, hidden=(64, 64), actor_outputs=2,
-        activation="relu"),
-    "MountainCarContinuous-v0": dict(
-        settings=dict(num_env_steps=50_000, buffer_size=50_000,
-                      batch_size=512, learning_starts=0, train_every=32,
-                      gradient_steps=32, gamma=0.9999, tau=0.01,
-                      alpha="auto", alpha_init=0.1, sde_sample_freq=32,
-                      log_std_init=-2.2, normalize_observations=True),
-        learning_rate=3e-4, hidden=(64, 64), actor_outputs=1,
-        activation="relu"),
+    "Pendulum-v1": _entry(
+        1e-3, (64, 64), 2, activation="relu",
+        num_env_steps=20_000, buffer_size=100_000, batch_size=256,
+        learning_starts=1_000, tau=0.005, gamma=0.99),
+    "MountainCarContinuous-v0": _entry(
+        3e-4, (64, 64), 1, activation="relu",
+        num_env_steps=50_000, buffer_size=50_000, batch_size=512,
+        learning_starts=0, train_every=32, gradient_steps=32, gamma=0.9999,
+        tau=0.01, alpha="auto", alpha_init=0.1, sde_sample_freq=32,
+        log_std_init=-2.2, normalize_observations=True),
+    # MuJoCo (issue 60): the zoo's `mujoco-defaults` (hyperparams/sac.yml:
+    # 1M steps, 10,000 uniform random steps first) on SB3's SAC defaults:
+    # Adam 3e-4, buffer 1M, batch 256, one update a step, tau 0.005, gamma
+    # 0.99, the temperature learned from 1 towards -(action size), 256-256
+    # ReLU; no normalisation. The zoo publishes HalfCheetah 9535 (v3).
+    **_mujoco_off_policy(3e-4, (256, 256), 2, alpha="auto", alpha_init=1.0),
 }
 
 # DQN. The RL Zoo's settings (Stable-Baselines3's `train_freq` is
@@ -328,30 +462,35 @@ SAC_RECIPES: dict[str, dict[str, Any]] = {
 #   seeds 0-2: -104.6, -114.2, -122.9 (BUILD_NOTES "Seeds the recipes
 #   were not tuned on").
 DQN_RECIPES: dict[str, dict[str, Any]] = {
-    "CartPole-v1": dict(
-        settings=dict(num_env_steps=50_000, buffer_size=100_000,
-                      batch_size=128, learning_starts=1_000, gamma=0.99,
-                      target_update_every=10, train_every=256,
-                      gradient_steps=256, epsilon=(1.0, 0.04, 0.16),
-                      clip_norm=10.0, learning_rate_schedule="linear"),
-        learning_rate=2.3e-3, hidden=(256, 256), actor_outputs=2,
-        activation="relu"),
-    "Acrobot-v1": dict(
-        settings=dict(num_env_steps=100_000, buffer_size=50_000,
-                      batch_size=128, learning_starts=0, gamma=0.99,
-                      target_update_every=250, train_every=4,
-                      gradient_steps=4, epsilon=(1.0, 0.1, 0.12),
-                      clip_norm=10.0),
-        learning_rate=6.3e-4, hidden=(256, 256), actor_outputs=3,
-        activation="relu"),
-    "MountainCar-v0": dict(
-        settings=dict(num_env_steps=120_000, buffer_size=10_000,
-                      batch_size=128, learning_starts=1_000, gamma=0.98,
-                      target_update_every=600, train_every=16,
-                      gradient_steps=8, epsilon=(1.0, 0.07, 0.2),
-                      clip_norm=10.0, learning_rate_schedule="linear"),
-        learning_rate=4e-3, hidden=(256, 256), actor_outputs=3,
-        activation="relu"),
+    "CartPole-v1": _entry(
+        2.3e-3, (256, 256), 2, activation="relu",
+        num_env_steps=50_000, buffer_size=100_000, batch_size=128,
+        learning_starts=1_000, gamma=0.99, target_update_every=10,
+        train_every=256, gradient_steps=256, epsilon=(1.0, 0.04, 0.16),
+        clip_norm=10.0, learning_rate_schedule="linear"),
+    "Acrobot-v1": _entry(
+        6.3e-4, (256, 256), 3, activation="relu",
+        num_env_steps=100_000, buffer_size=50_000, batch_size=128,
+        learning_starts=0, gamma=0.99, target_update_every=250,
+        train_every=4, gradient_steps=4, epsilon=(1.0, 0.1, 0.12),
+        clip_norm=10.0),
+    "MountainCar-v0": _entry(
+        4e-3, (256, 256), 3, activation="relu",
+        num_env_steps=120_000, buffer_size=10_000, batch_size=128,
+        learning_starts=1_000, gamma=0.98, target_update_every=600,
+        train_every=16, gradient_steps=8, epsilon=(1.0, 0.07, 0.2),
+        clip_norm=10.0, learning_rate_schedule="linear"),
+    # Atari (issue 60): the zoo's `atari` row (hyperparams/dqn.yml) on one
+    # environment: 10M agent steps, buffer 10,000, Adam 1e-4, batch 32,
+    # 100,000 steps before the first update, one update every 4 steps, the
+    # target synced every 1,000 steps, epsilon from 1 to 0.01 over the
+    # first tenth; SB3's gamma 0.99 and gradient clipping 10; the Nature
+    # CNN (`recipe.q_network()`); double DQN (our default; SB3's DQN is
+    # not double). Not yet measured.
+    **_atari(1e-4, num_envs=1, buffer_size=10_000, batch_size=32,
+             learning_starts=100_000, target_update_every=1_000,
+             train_every=4, gradient_steps=1, epsilon=(1.0, 0.01, 0.1),
+             clip_norm=10.0),
 }
 
 # TD3. Pendulum-v1: the RL Zoo's settings (10,000 uniform random steps
@@ -379,18 +518,23 @@ DQN_RECIPES: dict[str, dict[str, Any]] = {
 # 93.4, 93.5 (mean 93.41, short); gamma 0.999 with ou_dt 0.01, seed 2:
 # -0.1.
 TD3_RECIPES: dict[str, dict[str, Any]] = {
-    "Pendulum-v1": dict(
-        settings=dict(num_env_steps=20_000, buffer_size=200_000,
-                      batch_size=256, learning_starts=10_000, gamma=0.98,
-                      noise_std=0.1),
-        learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
-        activation="relu"),
-    "MountainCarContinuous-v0": dict(
-        settings=dict(num_env_steps=100_000, buffer_size=100_000,
-                      batch_size=256, learning_starts=100, train_every=32,
-                      gradient_steps=32, gamma=0.999,
-                      exploration_noise="ornstein_uhlenbeck", noise_std=0.5,
-                      ou_dt=0.05, normalize_observations=True),
-        learning_rate=1e-3, hidden=(64, 64), actor_outputs=1,
-        activation="relu"),
+    "Pendulum-v1": _entry(
+        1e-3, (64, 64), 1, activation="relu",
+        num_env_steps=20_000, buffer_size=200_000, batch_size=256,
+        learning_starts=10_000, gamma=0.98, noise_std=0.1),
+    "MountainCarContinuous-v0": _entry(
+        1e-3, (64, 64), 1, activation="relu",
+        num_env_steps=100_000, buffer_size=100_000, batch_size=256,
+        learning_starts=100, train_every=32, gradient_steps=32, gamma=0.999,
+        exploration_noise="ornstein_uhlenbeck", noise_std=0.5, ou_dt=0.05,
+        normalize_observations=True),
+    # MuJoCo (issue 60): the zoo's `mujoco-defaults` (hyperparams/td3.yml:
+    # 1M steps, 10,000 uniform random steps first, Gaussian noise 0.1, one
+    # update a step, Adam 1e-3, batch 256, 400-300 networks) on SB3's TD3
+    # defaults: buffer 1M, tau 0.005, gamma 0.99, policy delay 2, target
+    # noise 0.2 clipped to 0.5; ReLU. The zoo publishes Hopper 3606 (v3).
+    **_mujoco_off_policy(1e-3, (400, 300), 1,
+                         exploration_noise="gaussian", noise_std=0.1,
+                         policy_delay=2, target_noise=0.2,
+                         target_noise_clip=0.5),
 }
