@@ -51,13 +51,13 @@ from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import logs as logs_lib
-from sonnet_like.scenarios.population import control_flow as population_flow
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import replicas as population_replicas
 from sonnet_like.scenarios.population import settings as population_lib
 from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.population import surface
 from sonnet_like.scenarios.population import step as population_step
+from sonnet_like.scenarios.population import updates as population_updates
 from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import services
@@ -472,11 +472,8 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
       self.members = members_lib.Members.build(self, self.population)
       cleanup.enter_context(self.members.templates_in(self))
       population_step.check_settings(self, self.members)
-      self.traced_step.shared.member_cond = functools.partial(
-          population_flow.cond, per_member=True)
-      self.traced_step.shared.member_skips = self.on_nonfinite == "skip"
-      if self.strategy.num_replicas_in_sync > 1:
-        self.traced_step.shared.member_sum = population_replicas.summed
+      self.traced_step.shared.policy = population_updates.MemberUpdates(
+          self.on_nonfinite == "skip", self.strategy.num_replicas_in_sync)
     self.traced_step.create_built(self.models(), self.updates_per_step,
                                   self.members)
 

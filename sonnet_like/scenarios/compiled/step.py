@@ -243,14 +243,15 @@ class TracedStep:
                      finite_step: tf.Tensor, skip: bool) -> None:
     """Traced, cross-replica, after a step's `train_step`: the accumulated
     update at the end of an accumulation (not after a failed step that
-    stops the run), and the EMAs after each update. A population's
-    members apply their sums in their own steps (`population/step.py`)."""
+    stops the run), and the EMAs after each update. A runner whose step
+    applies the sums itself (`policy.applies_accumulated_sums`) leaves
+    only the EMAs here."""
     if self.accumulator is None:
       if self.averages.averages:
         self.averages.update()
       return
-    population = self.shared.member_cond is not None
-    if population and not self.averages.averages:
+    in_step = self.shared.policy.applies_accumulated_sums
+    if in_step and not self.averages.averages:
       return  # Nothing left to do here: no empty branch in every step.
     step = self.step.read_value()
 
@@ -259,7 +260,7 @@ class TracedStep:
       self.accumulator.apply(step)
 
     def update():
-      if not population:
+      if not in_step:
         _run_in_replicas(strategy, apply_sums)
       self.averages.update()
       return tf.constant(True)

@@ -14,8 +14,10 @@ The verdicts of updates made inside (whether each was finite) come out the
 same way, as one more loop variable, and join the step's: a member's guard
 sees every update of its step, and only its own.
 
-Outside a population they are `tf.while_loop` and `tf.cond` themselves,
-called with the same arguments (a solo run's graph does not change):
+The scenarios' code reaches them through `compiled/carried.py`: a member's
+step installs `CARRIER` there, so a solo run calls `tf.while_loop` and
+`tf.cond` themselves (its graph does not change) and knows nothing of
+members. Outside a member's step they are TensorFlow's too:
 
     >>> import tensorflow as tf
     >>> int(while_loop(lambda i: i < 3, lambda i: (i + 1,),
@@ -217,3 +219,23 @@ def _both_selected(pred: Any, true_fn: Callable[[], Any],
   _set([select(a, b) for a, b in zip(new_t, new_f)])
   _add_verdict(select(ok_t, ok_f))
   return tf.nest.map_structure(select, out_t, out_f)
+
+
+class _MemberCarrier:
+  """`carried.Carrier` of a member's step: the loops and branches above,
+  and the replay rows of `rows.py`."""
+
+  def while_loop(self, cond_fn, body, loop_vars, **kwargs):
+    return while_loop(cond_fn, body, loop_vars, **kwargs)
+
+  def cond(self, pred, true_fn, false_fn, name, varying):
+    return cond(pred, true_fn, false_fn, name=name, per_member=varying)
+
+  def gather(self, variable, index):
+    return rows.gather(variable, index)
+
+  def scatter(self, variable, index, values):
+    rows.scatter(variable, index, values)
+
+
+CARRIER = _MemberCarrier()

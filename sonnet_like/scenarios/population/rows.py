@@ -29,19 +29,10 @@ from typing import Any, Iterator, Sequence
 import tensorflow as tf
 
 from sonnet_like.core.tf_private import pfor
+from sonnet_like.scenarios.compiled import carried
 
-_MARK = "_sonnet_like_by_rows"
-
-
-def by_rows(variable: tf.Variable) -> tf.Variable:
-  """Marks `variable` (rows of a leading axis, read with `gather` and
-  written with `scatter`); returns it."""
-  setattr(variable, _MARK, True)
-  return variable
-
-
-def is_by_rows(variable: Any) -> bool:
-  return getattr(variable, _MARK, False)
+by_rows = carried.by_rows  # The mark is the compiled layer's.
+is_by_rows = carried.is_by_rows
 
 
 class _Kept:

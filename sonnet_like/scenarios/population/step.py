@@ -6,7 +6,7 @@ traces it) runs for every member at once (`vectorize.py`, TensorFlow's
 hold the member's slices of the stacked values, its settings are set, and
 what the step leaves in the templates comes back stacked (a replay
 buffer's storage is read and written by rows instead: `rows.py`). Updates
-are applied unguarded inside (the updaters know: `Shared.member_cond`); a
+are applied unguarded inside (the updaters know: `updates.MemberUpdates`); a
 member whose step was not finite keeps its old values here and stops for
 good while the others go on. With `on_nonfinite="skip"` a failed update
 is dropped alone inside the step and the rest of the step is kept, as in
@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from sonnet_like.core import autograph
 from sonnet_like.core.tf_private import graphs
+from sonnet_like.scenarios.compiled import carried as carried_lib
 from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
@@ -209,7 +210,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
     for i, value in zip(carried, values):
       held[i] = value
     with members.holding(held), _settings_applied(
-        scenario, member_settings), control_flow.carrying(
+        scenario, member_settings), carried_lib.carried_by(
+            control_flow.CARRIER), control_flow.carrying(
             [members.templates[i] for i in carried],
             scenario.traced_step.shared.verdicts), rows.kept(
                 [members.templates[i] for i in by_rows],
@@ -265,7 +267,7 @@ def vectorized(members: members_lib.Members, scenario: Any,
       finite = tf.equal(bad, 0.0)
     alive = members.alive.read_value()
     ok = tf.logical_and(finite, alive)
-    # "skip": a failed update was dropped alone in the step (`member_cond`),
+    # "skip": a failed update was dropped alone in the step (`MemberUpdates.cond`),
     # the rest of the step stays, as in a solo run.
     kept = alive if skip else ok
     for i, value in zip(carried, _kept(kept, new, old)):

@@ -23,7 +23,7 @@ from sonnet_like import envs
 from sonnet_like import export as export_lib
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import schedules
-from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.rl import off_policy
 from sonnet_like.scenarios.rl import q_learning
 from sonnet_like.scenarios.rl import recipes
@@ -292,7 +292,7 @@ class DQN(off_policy.OffPolicy):
       self.sync_target()
       return tf.constant(True)
 
-    control_flow.cond(tf.equal(step % self.target_update_every, 0), sync,
+    carried.cond(tf.equal(step % self.target_update_every, 0), sync,
                       lambda: tf.constant(False))
 
   @autograph.as_written

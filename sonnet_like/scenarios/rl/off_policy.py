@@ -32,7 +32,7 @@ from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
 from sonnet_like.scenarios import engine
 from sonnet_like.scenarios import schedules
-from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.rl.parts import environments
 from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl.parts import replay
@@ -212,7 +212,7 @@ class OffPolicy(engine.Scenario):
       update()
       return (i + 1,)
 
-    control_flow.while_loop(lambda i: i < times, body, [tf.constant(0)])
+    carried.while_loop(lambda i: i < times, body, [tf.constant(0)])
 
   @staticmethod
   def start_targets(pairs: Iterable[tuple[Sequence[tf.Variable],
@@ -276,7 +276,7 @@ class OffPolicy(engine.Scenario):
     learning = tf.logical_and(
         step * env.num_envs >= self.learning_starts,
         tf.equal(step % self.train_every, 0))
-    control_flow.cond(learning, learn, lambda: tf.constant(False))
+    carried.cond(learning, learn, lambda: tf.constant(False))
     user(self.after_learning)(step)
     logs = user(self.logs)()
     logs.update(self.stats.logs())

@@ -28,7 +28,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
 from sonnet_like.core import generator
-from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl import on_policy
 from sonnet_like.scenarios.rl import recipes
@@ -264,7 +264,7 @@ class PPO(on_policy.OnPolicy):
         going = values[4] <= self.target_kl
       return i + 1, sums + values, going
 
-    done, sums, _ = control_flow.while_loop(
+    done, sums, _ = carried.while_loop(
         keep_going, body, (tf.constant(0), tf.zeros([6]), tf.constant(True)),
         maximum_iterations=updates)
     means = sums / tf.cast(done, tf.float32)

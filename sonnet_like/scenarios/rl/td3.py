@@ -25,7 +25,7 @@ import tensorflow as tf
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
-from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl import recipes
@@ -278,8 +278,8 @@ class TD3(twin_critics.TwinCritics):
       return tf.constant(True)
 
     # `updates` is each member's own in a population (`per_member`).
-    control_flow.cond(tf.equal(updates % self.policy_delay, 0), update_actor,
-                      lambda: tf.constant(False), per_member=True)
+    carried.cond(tf.equal(updates % self.policy_delay, 0), update_actor,
+                      lambda: tf.constant(False), varying=True)
 
   # ---- The traced step (`OffPolicy.train_step`). ----
 

@@ -29,6 +29,7 @@ from sonnet_like.core import autograph
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios.updates import kinds
 from sonnet_like.scenarios.updates import learning_rate as learning_rate_lib
+from sonnet_like.scenarios.updates import policy as policy_lib
 
 NO_GRADIENT_ERROR = (
     "{owner}: no variable received a gradient; check that the loss depends "
@@ -83,17 +84,8 @@ class Shared:
     verdicts: This step's verdicts.
     rollback: The per-call check (`updated(optimizer, variables)`).
     unused: The unused-variable policy.
-    member_cond: In a population, `tf.cond` for one member's step (its
-      branches carry the member's state; the predicate may differ per
-      member), else None. With `on_nonfinite="raise"` a member's update is
-      applied whatever its verdict, and the population keeps or drops the
-      step's result by it (a failed member stops). A failed update is
-      dropped alone by `member_cond`, the rest of the step kept as a solo
-      run keeps it, with "skip" (`member_skips`) and under a loss scale (an
-      overflow's verdict is True: the halved scale is kept).
-    member_skips: A population with `on_nonfinite="skip"`.
-    member_sum: Sums a population member's gradients and losses over the
-      replicas (a population on several replicas), or None.
+    policy: What the runner of the step decides about its updates
+      (`policy.py`; a solo run's by default).
   """
   owner: str
   clip_norm: float | None = None
@@ -105,9 +97,7 @@ class Shared:
   verdicts: Verdicts = dataclasses.field(default_factory=Verdicts)
   rollback: Any = None
   unused: "UnusedVariables | None" = None
-  member_cond: Callable[..., Any] | None = None
-  member_skips: bool = False
-  member_sum: Callable[[list[tf.Tensor]], list[tf.Tensor]] | None = None
+  policy: policy_lib.UpdatePolicy = policy_lib.SOLO
 
 
 class Updater:
@@ -286,6 +276,10 @@ class Updater:
     verdicts.counted = True
     verdicts.count.assign_add(1.0 - tf.cast(ok, tf.float32))
 
+  # The guarded update, a chain of small steps: all-reduce, unscale, clip,
+  # check (the loss scale's overflow its own business), then apply: only if
+  # finite, or whatever the verdict where a later check decides.
+
   @autograph.as_written
   def _checked(self, grads: list[tf.Tensor], loss: tf.Tensor | None,
                scale: tf.Tensor | None, clip: bool, deferred: bool
@@ -293,65 +287,75 @@ class Updater:
     """All-reduced, unscaled and (with `clip`) clipped gradients, whether
     they and the loss are finite, and the update's verdict (also True for
     an overflow the loss scale handled)."""
-    clip_norm = self.shared.clip_norm if clip else None
     losses = [] if loss is None else [loss]
-    if tf.distribute.get_strategy().num_replicas_in_sync > 1:
-      context = tf.distribute.get_replica_context()
-      grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
-      losses = [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
-                for x in losses]
-    elif self.shared.member_sum is not None:  # A population's member.
-      both = self.shared.member_sum(list(grads) + losses)
-      grads, losses = both[:len(grads)], both[len(grads):]
+    grads, losses = self._all_reduced(grads, losses)
+    if scale is not None:
+      grads = [g * tf.cast(1.0 / scale, g.dtype) for g in grads]
+    norm = None
+    if clip and self.shared.clip_norm is not None:
+      grads, norm = clip_by_global_norm(grads, self.shared.clip_norm)
     if scale is None:
-      if clip_norm is None:
-        # Deferred: the gradients are checked through the state they leave.
-        ok = all_finite(losses if deferred else list(grads) + losses)
-      else:  # The global norm doubles as the check: no reduction of its own.
-        grads, norm = clip_by_global_norm(grads, clip_norm)
-        ok = all_finite([norm] + losses)
+      # The global norm doubles as the check: no reduction of its own.
+      # Deferred: the gradients are checked through the state they leave.
+      checked = ([norm] if norm is not None else [] if deferred
+                 else list(grads))
+      ok = all_finite(checked + losses)
       return grads, ok, ok
-    # Unscaled before clipping. The loss is checked apart: an overflow is
-    # the scale's business (skip, halve), a non-finite loss the NaN guard's.
-    grads = [g * tf.cast(1.0 / scale, g.dtype) for g in grads]
-    if clip_norm is None:
-      grads_finite = all_finite(grads)
-    else:
-      grads, norm = clip_by_global_norm(grads, clip_norm)
-      grads_finite = all_finite([norm])
+    # The loss is checked apart: an overflow is the scale's business
+    # (skip, halve), a non-finite loss the NaN guard's.
+    grads_finite = all_finite(grads if norm is None else [norm])
     loss_finite = all_finite(losses)
     ok = tf.logical_and(grads_finite, loss_finite)
     overflow = self.shared.loss_scale.update(grads_finite, loss_finite)
     return grads, ok, tf.logical_or(ok, tf.logical_and(overflow, scale > 1.0))
 
   @autograph.as_written
+  def _all_reduced(self, grads: list[tf.Tensor], losses: list[tf.Tensor]
+                   ) -> tuple[list[tf.Tensor], list[tf.Tensor]]:
+    """The gradients and losses summed over the replicas (or over the
+    runner's shares of the batch, `policy.summed`)."""
+    if tf.distribute.get_strategy().num_replicas_in_sync > 1:
+      context = tf.distribute.get_replica_context()
+      grads = context.all_reduce(tf.distribute.ReduceOp.SUM, grads)
+      return grads, [context.all_reduce(tf.distribute.ReduceOp.SUM, x)
+                     for x in losses]
+    both = self.shared.policy.summed(list(grads) + losses)
+    return both[:len(grads)], both[len(grads):]
+
+  @autograph.as_written
+  def _for_optimizer(self, grads: list[tf.Tensor], ok: tf.Tensor,
+                     synchronised: bool) -> list[tf.Tensor]:
+    """The gradients as the optimizer takes them: zeroed if not `ok` where
+    it synchronises (it cannot sit inside a `tf.cond`), each replica's
+    share for Keras (which sums them over the replicas again)."""
+    if synchronised:
+      grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
+    replicas = tf.distribute.get_strategy().num_replicas_in_sync
+    if replicas > 1 and self.is_keras:
+      grads = [g / replicas for g in grads]
+    return grads
+
+  @autograph.as_written
   def _guarded(self, grads: list[tf.Tensor], variables: list[Any],
                loss: tf.Tensor | None, scale: tf.Tensor | None) -> tf.Tensor:
     """Checks, clips and applies (only if finite); the verdict.
 
-    With the per-call check (a rollback) the update is applied whatever
-    its values and only the loss (and the clipping norm) is checked: the
-    gradients are checked through the state they leave, at the end of the
-    compiled call.
+    Applied whatever its values where a later check decides: under the
+    per-call check (a rollback: only the loss and the clipping norm are
+    checked here, the gradients through the state they leave at the end of
+    the compiled call), in a strategy's replica context (a
+    MirroredStrategy, one replica too: the optimizer synchronises with a
+    merge_call, so a non-finite update is zeroed instead), and where the
+    runner drops a failed step itself (`policy.leaves_failed`).
     """
     deferred = self.shared.rollback is not None
     grads, ok, verdict = self._checked(grads, loss, scale, clip=True,
                                        deferred=deferred)
-    replicas = tf.distribute.get_strategy().num_replicas_in_sync
-    # In a strategy's replica context (a MirroredStrategy, one replica
-    # too) the optimizer synchronises (merge_call) inside its update,
-    # which cannot sit inside tf.cond: a non-finite update is zeroed.
     synchronised = (tf.distribute.has_strategy()
                     and not tf.distribute.in_cross_replica_context())
-    if synchronised and not deferred:
-      grads = [tf.where(ok, g, tf.zeros_like(g)) for g in grads]
-    if replicas > 1 and self.is_keras:
-      # Keras sums the gradients over replicas again: hand it each share.
-      grads = [g / replicas for g in grads]
-    member = self.shared.member_cond is not None
-    dropped_by_caller = (member and scale is None
-                         and not self.shared.member_skips)
-    if deferred or synchronised or dropped_by_caller:
+    grads = self._for_optimizer(grads, ok, synchronised and not deferred)
+    policy = self.shared.policy
+    if deferred or synchronised or policy.leaves_failed(scale):
       self.apply_now(grads, variables)
       return verdict
 
@@ -359,8 +363,7 @@ class Updater:
       self.apply_now(grads, variables)
       return tf.constant(True)
 
-    (self.shared.member_cond if member else tf.cond)(
-        ok, apply, lambda: tf.constant(False))
+    policy.cond(ok, apply, lambda: tf.constant(False))
     return verdict
 
 

@@ -26,7 +26,7 @@ import tensorflow as tf
 
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
-from sonnet_like.scenarios.population import rows
+from sonnet_like.scenarios.compiled import carried
 
 SHAPE_ERROR = (
     "ReplayBuffer: {field} must have shape [num_envs, {shape}] ({dtype}), got "
@@ -90,7 +90,7 @@ class ReplayBuffer(tf.Module):
     with self.name_scope:
       # Written and read by rows (in a population, not copied each step).
       self.storage = Transition(*[
-          rows.by_rows(tf.Variable(
+          carried.by_rows(tf.Variable(
               tf.zeros([capacity] + spec.shape.as_list(), spec.dtype),
               trainable=False, name=field))
           for field, spec in zip(Transition._fields, self.specs)])
@@ -138,7 +138,7 @@ class ReplayBuffer(tf.Module):
     # scatter with int64 ones.
     index = tf.cast(index, tf.int32)
     for variable, value in zip(self.storage, transition):
-      rows.scatter(variable, index, value)
+      carried.scatter(variable, index, value)
     self.position.assign((self.position + num_envs) % self.capacity)
     self.size.assign(tf.minimum(self.size + num_envs, self.capacity))
 
@@ -161,5 +161,5 @@ class ReplayBuffer(tf.Module):
                        "transitions first.")
     high = tf.maximum(self.size, 1)
     index = rng.uniform([batch_size], minval=0, maxval=high, dtype=tf.int64)
-    return Transition(*[rows.gather(variable, index)
+    return Transition(*[carried.gather(variable, index)
                         for variable in self.storage])

@@ -26,7 +26,7 @@ import tensorflow as tf
 
 from sonnet_like.core import autograph
 from sonnet_like.envs import base
-from sonnet_like.scenarios.population import control_flow
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl.parts import policies
 
@@ -131,7 +131,7 @@ def collect(env: base.Environment, actor: Callable[[tf.Tensor], Any],
   first = tf.cast(first, spec.dtype)
   # In a population the loop carries the member's environment, statistics
   # and generator (`control_flow`); alone it is `tf.while_loop`.
-  _, last, arrays = control_flow.while_loop(
+  _, last, arrays = carried.while_loop(
       lambda t, *_: t < length, body, (tf.constant(0), first, arrays),
       maximum_iterations=length)
   stacked = [a.stack() for a in arrays]
