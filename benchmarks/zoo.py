@@ -48,6 +48,18 @@ interval (`snt.scenarios.summarize`) and worst return; `--sb3` trains
 Stable-Baselines3 on the first `--sb3_seeds` seeds (3), with its mean
 wall time per seed.
 
+MuJoCo (`sac-`, `td3-`, `ppo-HalfCheetah-v5`, `-Hopper-v5`,
+`-Walker2d-v5`; `pip install sonnet_like[mujoco]`) and Atari
+(`ppo-`, `dqn-BreakoutNoFrameskip-v4`, `-PongNoFrameskip-v4`;
+`sonnet_like[atari]`) rows step gymnasium only (`--modes gym`; in_graph
+and `--population` are skipped with a note). Atari trains on
+`snt.envs.atari(task, training=True)` (SB3 on its `AtariWrapper` with 4
+stacked frames, as the zoo) and both are evaluated on
+`snt.envs.atari(task)`: whole games, unclipped scores.
+
+    python benchmarks/zoo.py --rows sac-HalfCheetah-v5 --steps 30000 \
+        --modes gym --sb3 --eval_episodes 20
+
 Run it on an otherwise idle machine: wall times on a shared one only
 compare within one invocation.
 """
@@ -55,6 +67,8 @@ compare within one invocation.
 import argparse
 import ast
 import dataclasses
+import functools
+import importlib
 import json
 import os
 import statistics
@@ -163,7 +177,79 @@ ZOO_ROWS = [
         train_freq=1, learning_rate=1e-3, batch_size=256,
         net_arch=[400, 300])),
 ]
+
+# MuJoCo and Atari (issue 60). The zoo trained and published the MuJoCo
+# rows on the v3 ids (its hyperparams/*.yml now name v4); we train the v5
+# ids gymnasium 1.x makes (same bodies and rewards; v5 fixed some
+# observation and contact details), so the published returns are a
+# reference, not a row of the same task. Atari: the zoo's
+# `BreakoutNoFrameskip-v4`/`PongNoFrameskip-v4` with SB3's AtariWrapper
+# and 4 stacked frames; ours with `snt.envs.atari` (training=True), both
+# evaluated on `snt.envs.atari(task)` (whole games, unclipped scores).
+_SAC_MUJOCO = dict(learning_starts=10_000)
+_TD3_MUJOCO = dict(learning_starts=10_000, noise_type="normal",
+                   noise_std=0.1, train_freq=1, gradient_steps=1,
+                   learning_rate=1e-3, batch_size=256, net_arch=[400, 300])
+_PPO_MUJOCO_POLICY = dict(log_std_init=-2, ortho_init=False,
+                          activation_fn="relu",
+                          net_arch=dict(pi=[256, 256], vf=[256, 256]))
+_PPO_ATARI = dict(n_envs=8, n_steps=128, n_epochs=4, batch_size=256,
+                  learning_rate="lin_2.5e-4", clip_range="lin_0.1",
+                  vf_coef=0.5, ent_coef=0.01)
+_DQN_ATARI = dict(buffer_size=10_000, learning_rate=1e-4, batch_size=32,
+                  learning_starts=100_000, target_update_interval=1000,
+                  train_freq=4, gradient_steps=1, exploration_fraction=0.1,
+                  exploration_final_eps=0.01)
+ZOO_ROWS += [
+    ZooRow("sac", "HalfCheetah-v5", 9535.451, 1_000_000, 150, _SAC_MUJOCO),
+    ZooRow("sac", "Hopper-v5", 2325.547, 1_000_000, 236, _SAC_MUJOCO),
+    ZooRow("sac", "Walker2d-v5", 3863.203, 1_000_000, 150, _SAC_MUJOCO),
+    ZooRow("td3", "HalfCheetah-v5", 9655.666, 1_000_000, 150, _TD3_MUJOCO),
+    ZooRow("td3", "Hopper-v5", 3606.390, 1_000_000, 150, _TD3_MUJOCO),
+    ZooRow("td3", "Walker2d-v5", 4717.823, 1_000_000, 150, _TD3_MUJOCO),
+    ZooRow("ppo", "HalfCheetah-v5", 5819.099, 1_000_000, 150, dict(
+        normalize=True, n_envs=1, batch_size=64, n_steps=512, gamma=0.98,
+        learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1,
+        n_epochs=20, gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096,
+        **_PPO_MUJOCO_POLICY)),
+    ZooRow("ppo", "Hopper-v5", 2410.435, 1_000_000, 150, dict(
+        normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.999,
+        learning_rate=9.80828e-05, ent_coef=0.00229519, clip_range=0.2,
+        n_epochs=5, gae_lambda=0.99, max_grad_norm=0.7, vf_coef=0.835671,
+        **_PPO_MUJOCO_POLICY)),
+    ZooRow("ppo", "Walker2d-v5", 3478.798, 1_000_000, 171, dict(
+        normalize=True, n_envs=1, batch_size=32, n_steps=512, gamma=0.99,
+        learning_rate=5.05041e-05, ent_coef=0.000585045, clip_range=0.1,
+        n_epochs=20, gae_lambda=0.95, max_grad_norm=1, vf_coef=0.871923)),
+    ZooRow("ppo", "BreakoutNoFrameskip-v4", 398.033, 10_000_000, 60,
+           _PPO_ATARI),
+    ZooRow("ppo", "PongNoFrameskip-v4", 20.989, 10_000_000, 90, _PPO_ATARI),
+    ZooRow("dqn", "BreakoutNoFrameskip-v4", 358.327, 10_000_000, 55,
+           _DQN_ATARI),
+    ZooRow("dqn", "PongNoFrameskip-v4", 20.602, 10_000_000, 88, _DQN_ATARI),
+]
 BY_NAME = {row.name: row for row in ZOO_ROWS}
+
+
+def is_atari(task: str) -> bool:
+  """An Atari game (ale-py's ids)."""
+  return task.endswith("NoFrameskip-v4") or task.startswith("ALE/")
+
+
+def has_in_graph(task: str) -> bool:
+  """Whether `task` has an in-graph version (`snt.envs.make(...,
+  in_graph=True)`); MuJoCo and Atari step in Python only."""
+  make_module = importlib.import_module("sonnet_like.envs.make")
+  return task in make_module.IN_GRAPH_ENVIRONMENTS
+
+
+def env_of(task: str, training: bool = False) -> Any:
+  """What `snt.envs.make` takes for `task`: its id, or for an Atari game a
+  factory of `snt.envs.atari(task, training=training)` (training: lost
+  lives end episodes, rewards clipped; evaluation: whole games, scores)."""
+  if is_atari(task):
+    return functools.partial(snt.envs.atari, task, training=training)
+  return task
 
 
 # ---- Ours. ----
@@ -178,7 +264,8 @@ def _greedy(scenario: Any):
 def evaluate(act, task: str, seed: int, num_episodes: int) -> np.ndarray:
   """Returns of `num_episodes` gymnasium episodes of `act` (our loop), one
   on each of as many environments, from the starts of `eval_seed(seed)`."""
-  env = snt.envs.make(task, num_envs=num_episodes, seed=eval_seed(seed))
+  env = snt.envs.make(env_of(task), num_envs=num_episodes,
+                      seed=eval_seed(seed))
   played = episodes.EpisodeRunner(env, act, num_episodes)(
       seed=eval_seed(seed))
   return played["return"]
@@ -243,7 +330,8 @@ def _trained(row: ZooRow, changes: dict[str, Any], who: dict[str, Any],
     overrides["steps_per_call"] = steps_per_call
   start = time.perf_counter()
   scenario = recipe.scenario(**overrides)
-  env = snt.envs.make(row.task, num_envs=recipe.settings.get("num_envs", 1),
+  env = snt.envs.make(env_of(row.task, training=True),
+                      num_envs=recipe.settings.get("num_envs", 1),
                       seed=env_seed, in_graph=in_graph)
   if row.algo == "dqn":
     scenario(recipe.q_network(), recipe.optimizer(), env)
@@ -309,6 +397,10 @@ def _schedule(value: Any) -> Any:
 
 def sb3_model(row: ZooRow, seed: int) -> Any:
   """An SB3 model with the zoo's hyperparameters for `row`."""
+  # PyTorch imports Triton (GPU kernels) lazily; its extension crashed the
+  # process (SIGSEGV) when loaded after TensorFlow (torch 2.14, triton
+  # 3.8). On CPU it is never used: make `import triton` fail instead.
+  sys.modules.setdefault("triton", None)
   import stable_baselines3 as sb3  # pylint: disable=g-import-not-at-top
   from stable_baselines3.common import env_util  # pylint: disable=g-import-not-at-top
   from stable_baselines3.common import noise  # pylint: disable=g-import-not-at-top
@@ -325,11 +417,25 @@ def sb3_model(row: ZooRow, seed: int) -> Any:
   for name in ("log_std_init", "ortho_init"):
     if name in settings:
       policy_kwargs[name] = settings.pop(name)
+  if "activation_fn" in settings:
+    policy_kwargs["activation_fn"] = {
+        "relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[
+            settings.pop("activation_fn")]
   normalize = settings.pop("normalize", False)
   for name in ("learning_rate", "clip_range"):
     if name in settings:
       settings[name] = _schedule(settings[name])
-  env = env_util.make_vec_env(row.task, n_envs=n_envs, seed=seed)
+  policy = "MlpPolicy"
+  if is_atari(row.task):  # The zoo's AtariWrapper and frame_stack 4.
+    from stable_baselines3.common import vec_env  # pylint: disable=g-import-not-at-top
+    import ale_py  # pylint: disable=g-import-not-at-top
+    import gymnasium  # pylint: disable=g-import-not-at-top
+    gymnasium.register_envs(ale_py)
+    env = vec_env.VecFrameStack(
+        env_util.make_atari_env(row.task, n_envs=n_envs, seed=seed), 4)
+    policy = "CnnPolicy"
+  else:
+    env = env_util.make_vec_env(row.task, n_envs=n_envs, seed=seed)
   if normalize:  # The zoo's `normalize: true`: observations and rewards.
     from stable_baselines3.common import vec_env  # pylint: disable=g-import-not-at-top
     env = vec_env.VecNormalize(env, gamma=settings.get("gamma", 0.99))
@@ -340,7 +446,7 @@ def sb3_model(row: ZooRow, seed: int) -> Any:
             else noise.OrnsteinUhlenbeckActionNoise)
     settings["action_noise"] = make(np.zeros(size), std * np.ones(size))
   algo = getattr(sb3, row.algo.upper())
-  return algo("MlpPolicy", env, seed=seed, policy_kwargs=policy_kwargs or None,
+  return algo(policy, env, seed=seed, policy_kwargs=policy_kwargs or None,
               verbose=0, **settings)
 
 
@@ -355,7 +461,7 @@ def train_sb3(row: ZooRow, seed: int, steps: int | None
     normalizer.training = False  # Frozen statistics for evaluation.
 
   def act(observation):
-    space = snt.envs.make(row.task, num_envs=1).action_space
+    space = snt.envs.make(env_of(row.task), num_envs=1).action_space
     dtype = tf.int32 if isinstance(space, snt.envs.Discrete) else tf.float32
     shape = [None] + list(getattr(space, "shape", ()))
 
@@ -383,6 +489,11 @@ def run(args) -> list[dict[str, Any]]:
       contenders += list(args.modes)
     except ValueError:
       print(f"{name}: no recipe of ours ({scenario_type.__name__}.recipe); "
+            f"skipped", flush=True)
+    if "in_graph" in contenders and not has_in_graph(row.task):
+      contenders.remove("in_graph")
+      print(f"{name}: no in-graph environment (it steps in Python); "
+            f"in_graph{' and --population' if args.population else ''} "
             f"skipped", flush=True)
     if args.sb3:
       contenders.append("sb3")
