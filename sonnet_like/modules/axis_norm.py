@@ -59,19 +59,26 @@ def _is_int(value: Any) -> bool:
 class AxisNormBase(norm_settings.NormSettings):
   """Shared part of LayerNorm, InstanceNorm and GroupNorm.
 
-  Holds the settings, creates the per-channel scale/offset and checks later
-  inputs against the first one. `__call__` checks the input and the scale
-  and offset; subclasses define `_initialize` and `_normalize`.
+  Holds the settings and the axes to normalize over, creates the per-channel
+  scale/offset and checks later inputs against the first one. `__call__`
+  checks the input and the scale and offset; subclasses define `_initialize`
+  and `_normalize`. Its constructor is `LayerNorm`'s.
   """
 
-  def __init__(self, create_scale: bool, create_offset: bool,
-               eps: types.FloatLike,
-               scale_init: initializers.Initializer | None,
-               offset_init: initializers.Initializer | None,
-               data_format: str, name: str | None):
+  @norm_settings.documented(axis=(
+      "The axes to normalize over: an int, a sequence of ints or a slice "
+      "(e.g. -1 for the channels only, `slice(1, None)` for all but the "
+      "batch)."))
+  def __init__(self, axis: Axis, create_scale: bool, create_offset: bool,
+               eps: types.FloatLike = 1e-5,
+               scale_init: initializers.Initializer | None = None,
+               offset_init: initializers.Initializer | None = None,
+               data_format: str = "channels_last", name: str | None = None):
     super().__init__(name=name)
     self._set_norm_settings(create_scale, create_offset, eps, scale_init,
                             offset_init, data_format)
+    check_axis(type(self).__name__, axis)
+    self._axis = axis
 
   def __call__(self, inputs: tf.Tensor, scale: tf.Tensor | None = None,
                offset: tf.Tensor | None = None) -> tf.Tensor:
@@ -154,20 +161,6 @@ class LayerNorm(AxisNormBase):
     scale: The scale variable, or None without `create_scale`.
     offset: The offset variable, or None without `create_offset`.
   """
-
-  @norm_settings.documented(axis=(
-      "The axes to normalize over: an int, a sequence of ints or a slice "
-      "(e.g. -1 for the channels only, `slice(1, None)` for all but the "
-      "batch)."))
-  def __init__(self, axis: Axis, create_scale: bool, create_offset: bool,
-               eps: types.FloatLike = 1e-5,
-               scale_init: initializers.Initializer | None = None,
-               offset_init: initializers.Initializer | None = None,
-               data_format: str = "channels_last", name: str | None = None):
-    super().__init__(create_scale, create_offset, eps, scale_init,
-                     offset_init, data_format, name)
-    check_axis(type(self).__name__, axis)
-    self._axis = axis
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:

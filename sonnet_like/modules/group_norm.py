@@ -38,12 +38,10 @@ class GroupNorm(axis_norm.AxisNormBase):
                scale_init: initializers.Initializer | None = None,
                offset_init: initializers.Initializer | None = None,
                data_format: str = "channels_last", name: str | None = None):
-    super().__init__(create_scale, create_offset, eps, scale_init,
+    super().__init__(axis, create_scale, create_offset, eps, scale_init,
                      offset_init, data_format, name)
     arguments.check_positive_int("GroupNorm", "groups", groups)
-    axis_norm.check_axis("GroupNorm", axis)
     self._groups = int(groups)
-    self._axis = axis
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
