@@ -29,6 +29,8 @@ HEADS_ERROR = (
 def check_heads(owner: str, num_heads: int, model_size: int,
                 key_size: int | None, value_size: int | None) -> None:
   """Checks the attention sizes `Transformer` and `TransformerLM` take."""
+  arguments.check_positive_int(owner, "num_heads", num_heads)
+  arguments.check_positive_int(owner, "model_size", model_size)
   arguments.check_positive_int(owner, "key_size", key_size, optional=True)
   arguments.check_positive_int(owner, "value_size", value_size,
                                optional=True)
@@ -48,26 +50,23 @@ def _norm(kind: str, name: str) -> base.Module:
 class TransformerBlock(base.Module):
   """`x + attention(norm(x))`, then `h + mlp(norm(h))` (pre-norm).
 
-  Built by `Transformer`; see its arguments.
+  Built by `Transformer`; see its arguments. `**attention` are those only
+  the attention takes: key_size, value_size, num_kv_heads, causal, rotary
+  and chunk_size.
   """
 
   def __init__(self, num_heads: int, model_size: int, mlp_size: int, *,
-               key_size: int | None = None, value_size: int | None = None,
-               num_kv_heads: int | None = None, causal: bool = False,
                norm: str = "layer",
                activation: types.Activation = tf.nn.gelu,
                dropout_rate: types.FloatLike | None = None,
-               rotary: bool = False, chunk_size: int | None = None,
                w_init: initializers.Initializer | None = None,
-               name: str | None = None):
+               name: str | None = None, **attention: Any):
     super().__init__(name=name)
     self._dropout_rate = dropout_rate
     self.attention_norm = _norm(norm, "attention_norm")
     self.attention = multi_head.MultiHeadAttention(
-        num_heads, key_size, value_size=value_size, model_size=model_size,
-        num_kv_heads=num_kv_heads,
-        causal=causal, dropout_rate=dropout_rate, rotary=rotary,
-        chunk_size=chunk_size, w_init=w_init, name="attention")
+        num_heads, model_size=model_size, dropout_rate=dropout_rate,
+        w_init=w_init, name="attention", **attention)
     self.mlp_norm = _norm(norm, "mlp_norm")
     self.mlp = mlp_lib.MLP([mlp_size, model_size], activation=activation,
                            w_init=w_init, name="mlp")
@@ -153,14 +152,12 @@ class Transformer(base.Module):
     super().__init__(name=name)
     owner = "Transformer"
     arguments.check_positive_int(owner, "num_layers", num_layers)
-    arguments.check_positive_int(owner, "num_heads", num_heads)
-    arguments.check_positive_int(owner, "model_size", model_size)
+    check_heads(owner, num_heads, model_size, key_size, value_size)
     arguments.check_positive_int(owner, "mlp_size", mlp_size, optional=True)
     checks.check_choice(owner, "norm", norm, NORMS)
     if not callable(activation):
       raise TypeError(f"{owner}: activation must be callable, got "
                       f"{activation!r}.")
-    check_heads(owner, num_heads, model_size, key_size, value_size)
     if dropout_rate is not None:
       dropout.check_rate(owner, "dropout_rate", dropout_rate)
     self.model_size = model_size

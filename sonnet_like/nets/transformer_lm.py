@@ -90,8 +90,6 @@ class TransformerLM(base.Module):
     super().__init__(name=name)
     owner = "TransformerLM"
     arguments.check_positive_int(owner, "vocab_size", vocab_size)
-    arguments.check_positive_int(owner, "num_heads", num_heads)
-    arguments.check_positive_int(owner, "model_size", model_size)
     transformer.check_heads(owner, num_heads, model_size, key_size,
                             value_size)
     checks.check_choice(owner, "position", position, POSITIONS)
