@@ -21,7 +21,8 @@ from sonnet_like.modules.recurrent import state_checks
 from sonnet_like.modules.recurrent import weights
 
 
-class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
+class ConvNDLSTM(weights.SubmoduleWeights, lstm_lib.LSTMBias,
+                 rnn_core.RNNCore):
   """Convolutional LSTM over `num_spatial_dims` spatial dimensions.
 
   With `*` a SAME-padded convolution, each step computes
@@ -89,9 +90,7 @@ class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
         owner, "output_channels", output_channels)
     self._data_format, self._channel_index = conv.layout_of(
         owner, data_format, n)
-    self._b_init = b_init or initializers.Zeros()
-    self._forget_bias = forget_bias
-    self._dtype = arguments.check_floating_dtype(owner, dtype)
+    self._set_settings(b_init, forget_bias, dtype)
     self._input_to_hidden = conv.ConvND(
         n, output_channels=4 * output_channels, kernel_shape=kernel_shape,
         padding="SAME", with_bias=False, w_init=w_i_init,
@@ -114,9 +113,7 @@ class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
     del inputs  # The convolutions infer the input channels.
-    self.b = tf.Variable(
-        lstm_lib.lstm_bias(self._b_init, self._output_channels,
-                           self._forget_bias, self._dtype), name="b")
+    self._create_bias(self._output_channels)
 
   def __call__(self, inputs: tf.Tensor, prev_state: lstm_lib.LSTMState
                ) -> tuple[tf.Tensor, lstm_lib.LSTMState]:
@@ -147,9 +144,7 @@ class ConvNDLSTM(weights.SubmoduleWeights, rnn_core.RNNCore):
     axis = n + 1 if self._channel_index == -1 else 1
     bias_shape = [-1] + [1] * (n if axis == 1 else 0)
     gates += tf.reshape(self.b, bias_shape)
-    i, f, g, o = tf.split(gates, num_or_size_splits=4, axis=axis)
-    next_cell = tf.sigmoid(f) * prev_state.cell + tf.sigmoid(i) * tf.tanh(g)
-    next_hidden = tf.sigmoid(o) * tf.tanh(next_cell)
+    next_hidden, next_cell = lstm_lib.lstm_gates(gates, prev_state.cell, axis)
     return next_hidden, lstm_lib.LSTMState(hidden=next_hidden, cell=next_cell)
 
 

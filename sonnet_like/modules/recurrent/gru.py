@@ -4,7 +4,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.modules.recurrent import hidden_state
@@ -51,15 +50,11 @@ class GRU(weights.DenseWeights, hidden_state.HiddenStateCore):
       dtype: Dtype of the variables, the state and the expected inputs.
       name: Name of the module.
     """
-    super().__init__(name=name)
-    self._hidden_size = arguments.check_positive_int(
-        "GRU", "hidden_size", hidden_size)
+    super().__init__(hidden_size, b_init, dtype, name)
     glorot_uniform = initializers.VarianceScaling(mode="fan_avg",
                                                   distribution="uniform")
     self._w_i_init = w_i_init or glorot_uniform
     self._w_h_init = w_h_init or glorot_uniform
-    self._b_init = b_init or initializers.Zeros()
-    self._dtype = arguments.check_floating_dtype("GRU", dtype)
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:

@@ -39,12 +39,20 @@ def lstm_step(inputs: tf.Tensor, prev_state: LSTMState, w_i: tf.Tensor,
   if gates_x is None:
     gates_x = tf.matmul(inputs, w_i)
   gates = gates_x + tf.matmul(prev_state.hidden, w_h) + b
-  i, f, g, o = tf.split(gates, num_or_size_splits=4, axis=-1)
-  next_cell = tf.sigmoid(f) * prev_state.cell + tf.sigmoid(i) * tf.tanh(g)
-  next_hidden = tf.sigmoid(o) * tf.tanh(next_cell)
+  next_hidden, next_cell = lstm_gates(gates, prev_state.cell)
   if projection is not None:
     next_hidden = tf.matmul(next_hidden, projection)
   return next_hidden, LSTMState(hidden=next_hidden, cell=next_cell)
+
+
+def lstm_gates(gates: tf.Tensor, prev_cell: tf.Tensor,
+               axis: int = -1) -> tuple[tf.Tensor, tf.Tensor]:
+  """`(next_hidden, next_cell)` from the pre-activations of the four gates,
+  input, forget, cell and output, concatenated along `axis`."""
+  i, f, g, o = tf.split(gates, num_or_size_splits=4, axis=axis)
+  next_cell = tf.sigmoid(f) * prev_cell + tf.sigmoid(i) * tf.tanh(g)
+  next_hidden = tf.sigmoid(o) * tf.tanh(next_cell)
+  return next_hidden, next_cell
 
 
 def lstm_bias(b_init: initializers.Initializer, hidden_size: int,
@@ -54,7 +62,24 @@ def lstm_bias(b_init: initializers.Initializer, hidden_size: int,
   return tf.concat([b_i, b_f + forget_bias, b_g, b_o], axis=0)
 
 
-class LSTM(weights.DenseWeights, rnn_core.RNNCore):
+class LSTMBias:
+  """A mixin for the LSTM cores: the settings they share and the bias `b`."""
+
+  def _set_settings(self, b_init: initializers.Initializer | None,
+                    forget_bias: types.FloatLike, dtype: tf.DType) -> None:
+    """Stores `b_init` (zeros by default), `forget_bias` and `dtype`
+    (checked)."""
+    self._b_init = b_init or initializers.Zeros()
+    self._forget_bias = forget_bias
+    self._dtype = arguments.check_floating_dtype(type(self).__name__, dtype)
+
+  def _create_bias(self, hidden_size: int) -> None:
+    """Creates `b`, `[4 * hidden_size]`, with `forget_bias` added to `b_f`."""
+    self.b = tf.Variable(lstm_bias(self._b_init, hidden_size,
+                                   self._forget_bias, self._dtype), name="b")
+
+
+class LSTM(weights.DenseWeights, LSTMBias, rnn_core.RNNCore):
   """Long short-term memory core.
 
   With `[x, h]` the input and previous hidden state and `c` the previous cell,
@@ -122,9 +147,7 @@ class LSTM(weights.DenseWeights, rnn_core.RNNCore):
     self._projection_init = projection_init
     self._w_i_init = w_i_init
     self._w_h_init = w_h_init
-    self._b_init = b_init or initializers.Zeros()
-    self._forget_bias = forget_bias
-    self._dtype = arguments.check_floating_dtype("LSTM", dtype)
+    self._set_settings(b_init, forget_bias, dtype)
 
   def initial_state(self, batch_size: types.IntLike) -> LSTMState:
     """Zeros: `LSTMState(hidden=[B, projection_size or hidden_size],
@@ -135,18 +158,17 @@ class LSTM(weights.DenseWeights, rnn_core.RNNCore):
 
   @once.once
   def _initialize(self, inputs: tf.Tensor) -> None:
-    dtype = self._dtype
     self._create_weights(inputs, 4 * self._hidden_size, self._eff_hidden_size,
                          self._w_i_init, self._w_h_init)
-    self.b = tf.Variable(lstm_bias(self._b_init, self._hidden_size,
-                                   self._forget_bias, dtype), name="b")
+    self._create_bias(self._hidden_size)
     if self._projection_size is None:
       self.projection = None
     else:
       projection_init = self._projection_init or initializers.TruncatedNormal(
           stddev=1. / math.sqrt(self._hidden_size))
       self.projection = tf.Variable(
-          projection_init([self._hidden_size, self._projection_size], dtype),
+          projection_init([self._hidden_size, self._projection_size],
+                          self._dtype),
           name="projection")
 
   def __call__(self, inputs: tf.Tensor,

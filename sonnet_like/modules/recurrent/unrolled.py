@@ -13,7 +13,8 @@ from sonnet_like.modules.recurrent import state_checks
 from sonnet_like.modules.recurrent import unroll
 
 
-class UnrolledLSTM(weights.DenseWeights, rnn_core.UnrolledRNN):
+class UnrolledLSTM(weights.DenseWeights, lstm_lib.LSTMBias,
+                   rnn_core.UnrolledRNN):
   """An LSTM that consumes a whole `[T, B, input_size]` sequence per call.
 
   Same variables, initialization and numerics as `snt.LSTM` (without
@@ -60,9 +61,7 @@ class UnrolledLSTM(weights.DenseWeights, rnn_core.UnrolledRNN):
         "UnrolledLSTM", "hidden_size", hidden_size)
     self._w_i_init = w_i_init
     self._w_h_init = w_h_init
-    self._b_init = b_init or initializers.Zeros()
-    self._forget_bias = forget_bias
-    self._dtype = arguments.check_floating_dtype("UnrolledLSTM", dtype)
+    self._set_settings(b_init, forget_bias, dtype)
 
   def initial_state(self, batch_size: types.IntLike) -> lstm_lib.LSTMState:
     """Zeros: `LSTMState(hidden=[B, hidden_size], cell=[B, hidden_size])`."""
@@ -74,9 +73,7 @@ class UnrolledLSTM(weights.DenseWeights, rnn_core.UnrolledRNN):
     size = self._hidden_size
     self._create_weights(input_sequence, 4 * size, size, self._w_i_init,
                          self._w_h_init)
-    self.b = tf.Variable(
-        lstm_lib.lstm_bias(self._b_init, size, self._forget_bias, self._dtype),
-        name="b")
+    self._create_bias(size)
 
   def __call__(self, input_sequence: tf.Tensor,
                initial_state: lstm_lib.LSTMState

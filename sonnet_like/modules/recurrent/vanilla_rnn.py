@@ -4,7 +4,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from sonnet_like.core import arguments
 from sonnet_like.core import initializers
 from sonnet_like.core import once
 from sonnet_like.core import types
@@ -52,15 +51,11 @@ class VanillaRNN(weights.SubmoduleWeights, hidden_state.HiddenStateCore):
       dtype: Dtype of the variables, the state and the expected inputs.
       name: Name of the module.
     """
-    super().__init__(name=name)
-    self._hidden_size = arguments.check_positive_int(
-        "VanillaRNN", "hidden_size", hidden_size)
+    super().__init__(hidden_size, b_init, dtype, name)
     if not callable(activation):
       raise TypeError("VanillaRNN: activation must be callable, got "
                       f"{activation!r}.")
     self._activation = activation
-    self._b_init = b_init or initializers.Zeros()
-    self._dtype = arguments.check_floating_dtype("VanillaRNN", dtype)
     self._input_to_hidden = linear.Linear(
         hidden_size, with_bias=False, w_init=w_i_init, name="input_to_hidden")
     self._hidden_to_hidden = linear.Linear(
