@@ -47,3 +47,20 @@ def assert_close(a, b, **kw):
   tf.nest.map_structure(
       lambda x, y: np.testing.assert_allclose(np.asarray(x), np.asarray(y),
                                               **kw), a, b)
+
+
+def assert_steps_match(theirs, ours, input_shape, state, steps=3, rtol=1e-6):
+  """Builds a Sonnet core and ours, gives ours Sonnet's variables, then
+  checks `steps` steps of ours from `state` (outputs and next states)
+  against Sonnet's from the same state."""
+  x = tf.constant(random(input_shape))
+  theirs(x, theirs.initial_state(input_shape[0]))
+  ours(x, ours.initial_state(input_shape[0]))
+  copy_variables(theirs, ours)
+  for t in range(steps):
+    x = tf.constant(random(input_shape, seed=t))
+    expected, their_state = theirs(x, state)
+    got, state = ours(x, state)
+    assert_close(got, expected, rtol=rtol, atol=1e-6)
+    assert_close(tf.nest.flatten(state), tf.nest.flatten(their_state),
+                 rtol=rtol, atol=1e-6)

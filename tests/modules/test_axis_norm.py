@@ -6,10 +6,10 @@ import sonnet
 import tensorflow as tf
 
 import sonnet_like as snt
+from tests.modules import norm_common
 
 
-def _x(shape, seed=0, dtype=np.float32):
-  return (np.random.default_rng(seed).normal(size=shape) * 2 + 3).astype(dtype)
+_x = norm_common.normal_input
 
 
 def _normalize(x, axes, eps=1e-5):
@@ -86,11 +86,7 @@ def test_instance_norm_matches_numpy(data_format, shape, axes):
     lambda m: m.InstanceNorm(True, True, data_format="channels_first"),
 ])
 def test_matches_dm_sonnet(make):
-  ours, theirs = make(snt), make(sonnet)
-  x = _x((2, 4, 3, 5))
-  np.testing.assert_allclose(ours(x), theirs(x), rtol=1e-6, atol=1e-6)
-  assert ([v.name.split("/", 1)[1] for v in ours.variables] ==
-          [v.name.split("/", 1)[1] for v in theirs.variables])
+  norm_common.assert_matches_sonnet(make(snt), make(sonnet), _x((2, 4, 3, 5)))
 
 
 def test_unknown_batch_in_tf_function():

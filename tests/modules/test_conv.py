@@ -66,8 +66,17 @@ def channels_last(x):
   return np.moveaxis(np.asarray(x), 1, -1)
 
 
-def _random(shape, seed=0, dtype=np.float32):
+def random(shape, seed=0, dtype=np.float32):
   return np.random.default_rng(seed).normal(size=shape).astype(dtype)
+
+
+def assert_unknown_spatial_size(module, x, shape):
+  """Traced for `[None, None, None, channels]` inputs, `module` gives on
+  `x` what it gives eagerly, of shape `shape`."""
+  f = tf.function(module, input_signature=[
+      tf.TensorSpec([None, None, None, x.shape[-1]])])
+  np.testing.assert_allclose(f(x), module(x), rtol=1e-6)
+  assert f(x).shape == shape
 
 
 # --- Values. ---
@@ -96,7 +105,7 @@ def _as_tuple(value, n):
 @pytest.mark.parametrize("n, spatial, kernel, stride, rate, padding", _CASES)
 @pytest.mark.parametrize("first", [False, True], ids=["last", "first"])
 def test_matches_numpy(n, spatial, kernel, stride, rate, padding, first):
-  x = _random((2,) + spatial + (3,))
+  x = random((2,) + spatial + (3,))
   module = _CLASSES[n](4, kernel, stride=stride, rate=rate, padding=padding,
                        b_init=snt.initializers.RandomNormal(),
                        data_format=(_FIRST if first else _LAST)[n])
@@ -116,7 +125,7 @@ def test_matches_numpy(n, spatial, kernel, stride, rate, padding, first):
         "tuple"])
 @pytest.mark.parametrize("first", [False, True], ids=["last", "first"])
 def test_padding_functions(padding, first):
-  x = _random((2, 6, 7, 3))
+  x = random((2, 6, 7, 3))
   module = snt.Conv2D(2, (3, 2), rate=(1, 2), padding=padding,
                       data_format="NCHW" if first else "NHWC")
   y = module(channels_first(x) if first else x)
@@ -130,7 +139,7 @@ def test_padding_functions(padding, first):
 
 def test_causal_conv1d_sees_no_future():
   module = snt.Conv1D(1, 3, rate=2, padding=snt.pad.causal)
-  x = _random((1, 12, 1))
+  x = random((1, 12, 1))
   y = module(x)
   x2 = x.copy()
   x2[:, 7:] += 1.
@@ -148,7 +157,7 @@ def test_matches_sonnet(n, case):
   theirs_kwargs = dict(kwargs)
   if case == "pad_fn":
     theirs_kwargs["padding"] = sonnet.pad.causal
-  x = _random((2,) + (7,) * n + (3,))
+  x = random((2,) + (7,) * n + (3,))
   ours = _CLASSES[n](4, 3, **kwargs)
   theirs = _SONNET[n](4, 3, **theirs_kwargs)
   y_ours = ours(x)
@@ -162,7 +171,7 @@ def test_matches_sonnet(n, case):
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_channels_first_matches_sonnet_channels_last(n):
-  x = _random((2,) + (6,) * n + (3,))
+  x = random((2,) + (6,) * n + (3,))
   ours = _CLASSES[n](4, 3, stride=2, data_format=_FIRST[n])
   theirs = _SONNET[n](4, 3, stride=2)
   ours(channels_first(x))
@@ -193,7 +202,7 @@ def test_variables(n, first):
 
 def test_no_bias():
   module = snt.Conv2D(2, 3, with_bias=False, name="nobias")
-  x = _random((1, 5, 5, 3))
+  x = random((1, 5, 5, 3))
   y = module(x)
   assert [v.name for v in module.variables] == ["nobias/w:0"]
   np.testing.assert_allclose(
@@ -240,7 +249,7 @@ def test_sonnet_attributes():
 @pytest.mark.parametrize("dtype", [tf.float16, tf.bfloat16, tf.float64])
 def test_dtypes(dtype):
   module = snt.Conv2D(2, 3)
-  x = tf.cast(_random((1, 5, 5, 3)), dtype)
+  x = tf.cast(random((1, 5, 5, 3)), dtype)
   y = module(x)
   assert y.dtype == module.w.dtype == module.b.dtype == dtype
   expected = np_conv_padded(tf.cast(x, tf.float64).numpy(),
@@ -253,7 +262,7 @@ def test_dtypes(dtype):
 
 def test_gradients():
   module = snt.Conv2D(2, 3, stride=2)
-  x = tf.constant(_random((2, 6, 6, 3)))
+  x = tf.constant(random((2, 6, 6, 3)))
   with tf.GradientTape() as tape:
     tape.watch(x)
     loss = tf.reduce_sum(module(x) ** 2)
@@ -263,12 +272,8 @@ def test_gradients():
 
 
 def test_unknown_spatial_size():
-  module = snt.Conv2D(2, 3, padding="VALID")
-  f = tf.function(module, input_signature=[
-      tf.TensorSpec([None, None, None, 3])])
-  x = _random((1, 5, 7, 3))
-  np.testing.assert_allclose(f(x), module(x), rtol=1e-6)
-  assert f(x).shape == (1, 3, 5, 2)
+  assert_unknown_spatial_size(snt.Conv2D(2, 3, padding="VALID"),
+                              random((1, 5, 7, 3)), (1, 3, 5, 2))
 
 
 # --- Bad input. ---

@@ -51,17 +51,8 @@ def test_matches_sonnet():
   snt2 = rc.sonnet()
   theirs = snt2.Conv2DLSTM([5, 5, 2], 3, kernel_shape=3)
   ours = snt.Conv2DLSTM([5, 5, 2], 3, kernel_shape=3)
-  x = tf.constant(rc.random([2, 5, 5, 2]))
-  state = theirs.initial_state(2)
-  theirs(x, state)
-  ours(x, ours.initial_state(2))
-  rc.copy_variables(theirs, ours)
-  for t in range(2):
-    x = tf.constant(rc.random([2, 5, 5, 2], seed=t))
-    expected, their_state = theirs(x, state)
-    got, state = ours(x, state)
-    rc.assert_close(got, expected, rtol=1e-5, atol=1e-6)
-    rc.assert_close(tuple(state), tuple(their_state), rtol=1e-5, atol=1e-6)
+  rc.assert_steps_match(theirs, ours, [2, 5, 5, 2], theirs.initial_state(2),
+                        steps=2, rtol=1e-5)
 
 
 def test_channels_first_equals_channels_last():

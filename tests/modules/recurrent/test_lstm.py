@@ -61,17 +61,8 @@ def test_matches_sonnet(projection_size):
   snt2 = rc.sonnet()
   theirs = snt2.LSTM(5, projection_size=projection_size)
   ours = snt.LSTM(5, projection_size=projection_size)
-  x = tf.constant(rc.random([3, 4]))
-  theirs(x, theirs.initial_state(3))
-  ours(x, ours.initial_state(3))
-  rc.copy_variables(theirs, ours)
-  state = snt.LSTMState(*theirs.initial_state(3))
-  for t in range(3):
-    x = tf.constant(rc.random([3, 4], seed=t))
-    expected, their_state = theirs(x, state)
-    got, state = ours(x, state)
-    rc.assert_close(got, expected, rtol=1e-6, atol=1e-6)
-    rc.assert_close(tuple(state), tuple(their_state), rtol=1e-6, atol=1e-6)
+  rc.assert_steps_match(theirs, ours, [3, 4],
+                        snt.LSTMState(*theirs.initial_state(3)))
 
 
 def test_default_initializers_scale_like_sonnet():

@@ -35,16 +35,7 @@ def test_variables_and_initial_state():
 def test_matches_sonnet():
   snt2 = rc.sonnet()
   theirs, ours = snt2.VanillaRNN(5), snt.VanillaRNN(5)
-  x = tf.constant(rc.random([3, 4]))
-  state = theirs.initial_state(3)
-  theirs(x, state)
-  ours(x, state)
-  rc.copy_variables(theirs, ours)
-  for t in range(3):
-    x = tf.constant(rc.random([3, 4], seed=t))
-    expected, _ = theirs(x, state)
-    got, state = ours(x, state)
-    rc.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+  rc.assert_steps_match(theirs, ours, [3, 4], theirs.initial_state(3))
 
 
 def test_wrong_state_size():
