@@ -9,6 +9,7 @@ import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.envs import acrobot
 from sonnet_like.envs.acrobot import Acrobot
+from tests.envs import checkpoints
 from tests.envs import compiled
 from tests.envs import gym_reference
 
@@ -116,17 +117,9 @@ def test_angles_wrap_and_speeds_clip_as_in_gymnasium():
 
 
 def test_checkpoint_restores_state_and_generator(tmp_path):
-  env = Acrobot(3, seed=5, max_episode_steps=7)
-  env.reset(seed=5)
-  actions = [tf.constant([a % 3, (a + 1) % 3, 2]) for a in range(30)]
-  for action in actions[:10]:
-    env.step(action)
-  path = tf.train.Checkpoint(env=env).save(str(tmp_path / "ckpt"))
-  rest = [env.step(a).observation.numpy() for a in actions[10:]]
-  other = Acrobot(3, seed=99, max_episode_steps=7)
-  tf.train.Checkpoint(env=other).restore(path)
-  again = [other.step(a).observation.numpy() for a in actions[10:]]
-  np.testing.assert_array_equal(np.stack(rest), np.stack(again))
+  checkpoints.assert_restores(
+      lambda seed: Acrobot(3, seed=seed, max_episode_steps=7),
+      [tf.constant([a % 3, (a + 1) % 3, 2]) for a in range(30)], tmp_path)
 
 
 def test_bad_actions_raise_errors_naming_acrobot():

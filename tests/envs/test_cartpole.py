@@ -7,6 +7,7 @@ import tensorflow as tf
 from sonnet_like import envs
 from sonnet_like.envs.cartpole import CartPole
 from sonnet_like.scenarios.rl.parts import episodes
+from tests.envs import gym_reference
 
 
 def _balancing_action(obs):
@@ -16,46 +17,21 @@ def _balancing_action(obs):
 
 
 def _compare_with_gymnasium(num_envs, num_steps, max_episode_steps):
-  gym = pytest.importorskip("gymnasium")
+  pytest.importorskip("gymnasium")
   env = CartPole(num_envs, seed=7, max_episode_steps=max_episode_steps)
   env.reset(seed=7)
-  references = [gym.make("CartPole-v1", max_episode_steps=max_episode_steps)
-                for _ in range(num_envs)]
-
-  def restart(i):
-    references[i].reset(seed=i)
-    references[i].unwrapped.state = env.state.numpy()[i].copy()
-
-  for i in range(num_envs):
-    restart(i)
-  step = tf.function(env.step)
   rng = np.random.default_rng(0)
   balanced = np.arange(num_envs) % 2 == 0   # Half balance, half act at random.
-  counts = {"terminated": 0, "truncated": 0}
-  for _ in range(num_steps):
-    obs = env.observation().numpy()
-    action = np.where(balanced, _balancing_action(obs),
-                      rng.integers(0, 2, num_envs)).astype(np.int32)
-    timestep = step(tf.constant(action))
-    for i, reference in enumerate(references):
-      ref_obs, ref_reward, ref_term, ref_trunc, _ = reference.step(
-          int(action[i]))
-      np.testing.assert_array_equal(timestep.final_observation.numpy()[i],
-                                    ref_obs)
-      assert timestep.reward.numpy()[i] == ref_reward
-      assert bool(timestep.terminated.numpy()[i]) == ref_term
-      # gymnasium's TimeLimit flags both when the last step also terminates.
-      assert bool(timestep.truncated.numpy()[i]) == (ref_trunc and
-                                                     not ref_term)
-      if ref_term or ref_trunc:
-        counts["terminated"] += ref_term
-        counts["truncated"] += ref_trunc and not ref_term
-        restart(i)
-        np.testing.assert_array_equal(timestep.observation.numpy()[i],
-                                      env.state.numpy()[i].astype(np.float32))
-      else:
-        np.testing.assert_array_equal(timestep.observation.numpy()[i],
-                                      timestep.final_observation.numpy()[i])
+
+  def policy(obs, unused_state):
+    return np.where(balanced, _balancing_action(obs),
+                    rng.integers(0, 2, num_envs)).astype(np.int32)
+
+  counts = gym_reference.compare(env, "CartPole-v1", policy, num_steps,
+                                 jit=False)
+  # The observation is the state, in float32.
+  np.testing.assert_array_equal(env.observation(),
+                                env.state.numpy().astype(np.float32))
   return counts
 
 

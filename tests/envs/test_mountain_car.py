@@ -9,6 +9,7 @@ import sonnet_like as snt
 from sonnet_like import envs
 from sonnet_like.envs.mountain_car import MountainCar
 from sonnet_like.envs.mountain_car import MountainCarContinuous
+from tests.envs import checkpoints
 from tests.envs import compiled
 from tests.envs import gym_reference
 
@@ -146,16 +147,9 @@ def test_reset_is_uniform_at_rest_and_reproducible(env_class):
     (MountainCar, lambda t: tf.constant([t % 3, 2, 0])),
     (MountainCarContinuous, lambda t: tf.fill([3, 1], np.sin(t) * 1.2))])
 def test_checkpoint_restores_state_and_generator(tmp_path, env_class, actions):
-  env = env_class(3, seed=5, max_episode_steps=7)
-  env.reset(seed=5)
-  for t in range(10):
-    env.step(actions(t))
-  path = tf.train.Checkpoint(env=env).save(str(tmp_path / "ckpt"))
-  rest = [env.step(actions(t)).observation.numpy() for t in range(10, 30)]
-  other = env_class(3, seed=99, max_episode_steps=7)
-  tf.train.Checkpoint(env=other).restore(path)
-  again = [other.step(actions(t)).observation.numpy() for t in range(10, 30)]
-  np.testing.assert_array_equal(np.stack(rest), np.stack(again))
+  checkpoints.assert_restores(
+      lambda seed: env_class(3, seed=seed, max_episode_steps=7),
+      [actions(t) for t in range(30)], tmp_path)
 
 
 def test_bad_actions_are_named():

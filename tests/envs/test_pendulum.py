@@ -6,44 +6,24 @@ import tensorflow as tf
 
 from sonnet_like import envs
 from sonnet_like.envs.pendulum import Pendulum
+from tests.envs import checkpoints
+from tests.envs import gym_reference
 
 
 def _compare_with_gymnasium(num_envs, num_steps, max_episode_steps, jit):
-  gym = pytest.importorskip("gymnasium")
+  """How many episodes were truncated; none may terminate."""
+  pytest.importorskip("gymnasium")
   env = Pendulum(num_envs, seed=7, max_episode_steps=max_episode_steps)
   env.reset(seed=7)
-  references = [gym.make("Pendulum-v1", max_episode_steps=max_episode_steps)
-                for _ in range(num_envs)]
-
-  def restart(i):
-    references[i].reset(seed=i)
-    references[i].unwrapped.state = env.state.numpy()[i].copy()
-
-  for i in range(num_envs):
-    restart(i)
-  step = tf.function(env.step, jit_compile=jit)
   rng = np.random.default_rng(0)
-  truncations = 0
-  for _ in range(num_steps):
+
+  def policy(unused_obs, unused_state):
     # Torques beyond the bounds too: both must clip them alike.
-    action = rng.uniform(-3.0, 3.0, (num_envs, 1)).astype(np.float32)
-    timestep = step(tf.constant(action))
-    for i, reference in enumerate(references):
-      ref_obs, ref_reward, ref_term, ref_trunc, _ = reference.step(action[i])
-      np.testing.assert_array_equal(timestep.final_observation.numpy()[i],
-                                    ref_obs)
-      assert timestep.reward.numpy()[i] == np.float32(ref_reward)
-      assert not timestep.terminated.numpy()[i] and not ref_term
-      assert bool(timestep.truncated.numpy()[i]) == ref_trunc
-      if ref_trunc:
-        truncations += 1
-        restart(i)
-        np.testing.assert_array_equal(timestep.observation.numpy()[i],
-                                      env.observation().numpy()[i])
-      else:
-        np.testing.assert_array_equal(timestep.observation.numpy()[i],
-                                      timestep.final_observation.numpy()[i])
-  return truncations
+    return rng.uniform(-3.0, 3.0, (num_envs, 1)).astype(np.float32)
+
+  counts = gym_reference.compare(env, "Pendulum-v1", policy, num_steps, jit)
+  assert counts["terminated"] == 0
+  return counts["truncated"]
 
 
 def test_matches_gymnasium_step_by_step():
@@ -93,17 +73,9 @@ def test_truncates_at_the_time_limit_and_never_terminates():
 
 
 def test_checkpoint_restores_state_and_generator(tmp_path):
-  env = Pendulum(3, seed=5, max_episode_steps=7)
-  env.reset(seed=5)
-  actions = [tf.fill([3, 1], float(a)) for a in np.linspace(-2, 2, 30)]
-  for action in actions[:10]:
-    env.step(action)
-  path = tf.train.Checkpoint(env=env).save(str(tmp_path / "ckpt"))
-  rest = [env.step(a).observation.numpy() for a in actions[10:]]
-  other = Pendulum(3, seed=99, max_episode_steps=7)
-  tf.train.Checkpoint(env=other).restore(path)
-  again = [other.step(a).observation.numpy() for a in actions[10:]]
-  np.testing.assert_array_equal(np.stack(rest), np.stack(again))
+  checkpoints.assert_restores(
+      lambda seed: Pendulum(3, seed=seed, max_episode_steps=7),
+      [tf.fill([3, 1], float(a)) for a in np.linspace(-2, 2, 30)], tmp_path)
 
 
 @pytest.mark.parametrize("action, error", [
