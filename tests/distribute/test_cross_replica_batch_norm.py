@@ -5,13 +5,12 @@ batch whose halves have very different statistics, so per-replica statistics
 would be far from the global ones the module must use.
 """
 
-import functools
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import sonnet_like as snt
+from tests.distribute import replicators
 
 # (shape of the global batch, data_format, channel axis, Bessel-corrected
 # moving variance; never, as in Sonnet: the module is never fused).
@@ -20,20 +19,6 @@ _LAYOUTS = {
     "NHWC": ((8, 2, 3, 3), "NHWC", 3, False),
     "NCHW": ((8, 3, 2, 2), "NCHW", 1, False),
 }
-
-
-@functools.lru_cache(maxsize=None)
-def _cached_replicator() -> snt.distribute.Replicator:
-  # One per process, reducing through one device: no collective ops.
-  devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
-  return snt.distribute.Replicator(
-      devices, cross_device_ops=tf.distribute.ReductionToOneDevice())
-
-
-def _replicator() -> snt.distribute.Replicator:
-  if len(tf.config.list_logical_devices("CPU")) < 2:
-    pytest.skip("needs two logical CPUs (see conftest.py)")
-  return _cached_replicator()
 
 
 def _global_batch(shape, seed=0) -> np.ndarray:
@@ -79,7 +64,7 @@ def _copies(replicator, value) -> list[np.ndarray]:
                          ids=["tf_function", "eager"])
 @pytest.mark.parametrize("layout", list(_LAYOUTS))
 def test_statistics_are_those_of_the_global_batch(layout, compiled):
-  replicator = _replicator()
+  replicator = replicators.replicator()
   shape, data_format, channel_axis, bessel = _LAYOUTS[layout]
   x = _global_batch(shape)
   with replicator.scope():
@@ -99,7 +84,7 @@ def test_statistics_are_those_of_the_global_batch(layout, compiled):
 
 
 def test_moving_averages_update_identically_on_both_replicas():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   with replicator.scope():
     bn = _make(decay=0.9)
 
@@ -136,7 +121,7 @@ def test_moving_averages_update_identically_on_both_replicas():
 
 
 def test_gradients_match_one_device():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   x = _global_batch((8, 3))
   weights = np.random.default_rng(3).normal(size=(8, 3)).astype(np.float32)
 
@@ -204,7 +189,7 @@ def test_one_replica_equals_batch_norm(layout, flag):
 
 
 def test_training_in_cross_replica_context_is_an_error():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   with replicator.scope():
     bn = _make(name="outside_run")
     with pytest.raises(RuntimeError,
@@ -214,7 +199,7 @@ def test_training_in_cross_replica_context_is_an_error():
 
 
 def test_tensor_is_training_under_a_strategy_is_an_error():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   with replicator.scope():
     bn = _make(name="tensor_flag")
 

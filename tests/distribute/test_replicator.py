@@ -1,11 +1,9 @@
 """Tests for snt.distribute.Replicator, TpuReplicator, create_variables_eagerly.
 
-They run over the two logical CPUs that conftest.py makes. One Replicator
-serves the whole file (strategies created in one process can clash); it
-reduces through one device, so it uses no collective ops at all.
+They run over the two logical CPUs that conftest.py makes, on the one
+Replicator of replicators.py.
 """
 
-import functools
 import inspect
 
 import numpy as np
@@ -14,22 +12,10 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from sonnet_like.distribute import replicator as replicator_lib
+from tests.distribute import replicators
 
 ON_READ = tf.VariableSynchronization.ON_READ
 ONLY_FIRST_REPLICA = tf.VariableAggregation.ONLY_FIRST_REPLICA
-
-
-@functools.lru_cache(maxsize=None)
-def _cached_replicator() -> snt.distribute.Replicator:
-  devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
-  return snt.distribute.Replicator(
-      devices, cross_device_ops=tf.distribute.ReductionToOneDevice())
-
-
-def _replicator() -> snt.distribute.Replicator:
-  if len(tf.config.list_logical_devices("CPU")) < 2:
-    pytest.skip("needs two logical CPUs (see conftest.py)")
-  return _cached_replicator()
 
 
 def _copies(strategy, value) -> list[np.ndarray]:
@@ -52,14 +38,14 @@ class _LazyVariable:
 
 
 def test_is_a_mirrored_strategy_over_both_devices():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   assert isinstance(replicator, tf.distribute.MirroredStrategy)
   assert replicator.num_replicas_in_sync == 2
 
 
 @pytest.mark.parametrize("where", ["scope", "run_eager", "run_tf_function"])
 def test_variables_are_replica_local_by_default(where):
-  replicator = _replicator()
+  replicator = replicators.replicator()
   if where == "scope":
     with replicator.scope():
       v = tf.Variable(1.)
@@ -79,7 +65,7 @@ def test_variables_are_replica_local_by_default(where):
 
 
 def test_explicit_variable_settings_are_kept():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   with replicator.scope():
     frozen = tf.Variable(1., trainable=False)
     summed = tf.Variable(1., aggregation=tf.VariableAggregation.SUM)
@@ -91,7 +77,7 @@ def test_explicit_variable_settings_are_kept():
 
 
 def test_each_replica_updates_its_own_copy():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   with replicator.scope():
     v = tf.Variable(0.)
 
@@ -135,7 +121,7 @@ _OPTIMIZERS = {
                          ids=["tf_function", "eager"])
 @pytest.mark.parametrize("optimizer", list(_OPTIMIZERS))
 def test_training_matches_one_device(optimizer, compiled):
-  replicator = _replicator()
+  replicator = replicators.replicator()
   x, y = _regression_data()
   steps = 3
   with replicator.scope():
@@ -194,7 +180,7 @@ class _EagerOnlyOnes(snt.initializers.Initializer):
 
 
 def test_module_first_called_in_run_under_tf_function():
-  replicator = _replicator()
+  replicator = replicators.replicator()
   x = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
   with replicator.scope():
     model = snt.Linear(2, w_init=_EagerOnlyOnes(), name="eager_linear")
