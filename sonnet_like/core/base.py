@@ -117,7 +117,7 @@ def _scope_inside_trace(method: Callable[..., T]) -> Callable[..., T]:
   return scoped
 
 
-def _scoped_member(key: str, value: Any) -> Any:
+def _scoped_attribute(key: str, value: Any) -> Any:
   """Returns `value` wrapped to run in the name scope, or None to leave it."""
   if key.startswith("__") and key != "__call__":
     return None
@@ -165,7 +165,7 @@ class ModuleMetaclass(abc.ABCMeta):
     # method makes this class abstract, but its wrapper is not abstract, so a
     # subclass that does not override it can be instantiated.
     for key, value in namespace.items():
-      scoped = _scoped_member(key, value)
+      scoped = _scoped_attribute(key, value)
       if scoped is not None:
         setattr(cls, key, scoped)
     return cls

@@ -24,7 +24,7 @@ for op (a solo run's graph does not change).
 
 `tf.vectorized_map` has no vectorised form of TensorFlow's stateless random
 ops for a key per member (it would run them in a `While` over the members),
-so with a static member count `per_member.convert` makes each draw's op
+so with a static member count `per_iteration.convert` makes each draw's op
 once per member, on that member's key and counter: every member's numbers
 are TensorFlow's, bit for bit, with XLA too (`stateless_uniform` and
 `stateless_normal` do the same for a seed). Measured against the other
@@ -38,7 +38,7 @@ and 520 us.
 
 import tensorflow as tf
 
-from sonnet_like.core import per_member
+from sonnet_like.core import per_iteration
 from sonnet_like.core.tf_private import pfor
 from sonnet_like.core.tf_private import random as tf_random
 
@@ -90,26 +90,26 @@ class Generator(tf.random.Generator):
 
   def _uniform(self, shape, dtype):
     drawn = super()._uniform(shape, dtype)
-    return _per_member(drawn) if self._held() else drawn
+    return _per_iteration(drawn) if self._held() else drawn
 
   def _uniform_full_int(self, shape, dtype, name=None):
     drawn = super()._uniform_full_int(shape, dtype, name=name)
-    return _per_member(drawn) if self._held() else drawn
+    return _per_iteration(drawn) if self._held() else drawn
 
   def uniform(self, shape, minval=0, maxval=None, dtype=tf.float32,
               name=None):
     drawn = super().uniform(shape, minval, maxval, dtype, name)
     bounded_int = (tf.as_dtype(dtype).is_integer and minval is not None and
                    maxval is not None)  # Else a draw marked above.
-    return _per_member(drawn) if self._held() and bounded_int else drawn
+    return _per_iteration(drawn) if self._held() and bounded_int else drawn
 
   def _standard_normal(self, shape, dtype):
     drawn = super()._standard_normal(shape, dtype)
-    return _per_member(drawn) if self._held() else drawn
+    return _per_iteration(drawn) if self._held() else drawn
 
   def _truncated_normal(self, shape, dtype):
     drawn = super()._truncated_normal(shape, dtype)
-    return _per_member(drawn) if self._held() else drawn
+    return _per_iteration(drawn) if self._held() else drawn
 
   def _prepare_key_counter(self, shape):
     if not self._held():
@@ -130,7 +130,7 @@ def stateless_uniform(shape, seed: tf.Tensor, minval=0.0, maxval=1.0
   """`tf.random.stateless_uniform(shape, seed, minval, maxval)` in float32,
   bit for bit (its ops), without a `While` under `tf.vectorized_map`."""
   key, counter = _key_counter(seed)
-  unit = _per_member(tf.raw_ops.StatelessRandomUniformV2(
+  unit = _per_iteration(tf.raw_ops.StatelessRandomUniformV2(
       shape=shape, key=key, counter=counter,
       alg=tf.random.Algorithm.AUTO_SELECT.value, dtype=tf.float32))
   minval = tf.convert_to_tensor(minval, tf.float32)
@@ -142,7 +142,7 @@ def stateless_normal(shape, seed: tf.Tensor) -> tf.Tensor:
   """`tf.random.stateless_normal(shape, seed)` in float32, bit for bit (its
   ops), without a `While` under `tf.vectorized_map`."""
   key, counter = _key_counter(seed)
-  return _per_member(tf.raw_ops.StatelessRandomNormalV2(
+  return _per_iteration(tf.raw_ops.StatelessRandomNormalV2(
       shape=shape, key=key, counter=counter,
       alg=tf.random.Algorithm.AUTO_SELECT.value, dtype=tf.float32))
 
@@ -150,13 +150,13 @@ def stateless_normal(shape, seed: tf.Tensor) -> tf.Tensor:
 def _key_counter(seed: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
   """The key and counter TensorFlow's stateless ops make of `seed`."""
   key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(seed=seed)
-  _per_member(key)
+  _per_iteration(key)
   return key, counter
 
 
-def _per_member(drawn: tf.Tensor) -> tf.Tensor:
+def _per_iteration(drawn: tf.Tensor) -> tf.Tensor:
   """`drawn`, whose op `tf.vectorized_map` is to make once per member
-  (`per_member.convert`; in a graph: an eager tensor has no op)."""
+  (`per_iteration.convert`; in a graph: an eager tensor has no op)."""
   if not tf.executing_eagerly():
-    pfor.set_converter(drawn.op, per_member.convert)
+    pfor.set_converter(drawn.op, per_iteration.convert)
   return drawn

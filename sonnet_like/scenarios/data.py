@@ -251,7 +251,7 @@ def any_batch(spec: Any) -> Any:
 
 @autograph.as_written  # tf.data would rewrite a lambda.
 def _stacked(*batches: Any) -> Any:
-  """The members' batches stacked on a leading member axis."""
+  """The pipelines' batches stacked on a leading axis."""
   return tf.nest.map_structure(lambda *parts: tf.stack(parts), *batches)
 
 
@@ -268,19 +268,19 @@ class Feed:
   def __init__(self, owner: str, argument: str, data: Data, batch_size: int,
                seed: int, shuffle: bool = True,
                check: Callable[[Any], None] | None = None,
-               member_seeds: Sequence[int] | None = None):
+               stacked_seeds: Sequence[int] | None = None):
     self.dataset = training_dataset(owner, argument, data, batch_size, seed,
                                     shuffle, check)
-    self._member_spec = None
-    if member_seeds is not None:
-      # A population: each member's own pipeline (its seed, its order, as
-      # a solo run's), their batches stacked on a leading member axis.
-      self._member_spec = self.dataset.element_spec
+    self._one_spec = None
+    if stacked_seeds is not None:
+      # One pipeline per seed (its order, as a run with that seed has it),
+      # their batches stacked on a leading axis (a population's members).
+      self._one_spec = self.dataset.element_spec
       pipelines = []
-      for member_seed in member_seeds:
-        with seed_lib.global_seed(member_seed):
+      for seed_i in stacked_seeds:
+        with seed_lib.global_seed(seed_i):
           pipelines.append(training_dataset(owner, argument, data,
-                                            batch_size, member_seed, shuffle))
+                                            batch_size, seed_i, shuffle))
       self.dataset = tf.data.Dataset.zip(tuple(pipelines)).map(_stacked)
     self.argument, self.batch_size = argument, batch_size
     self.iterator: Any = None
@@ -290,9 +290,9 @@ class Feed:
 
   @property
   def element_spec(self) -> Any:
-    """One batch's structure (in a population, one member's)."""
-    if self._member_spec is not None:
-      return self._member_spec
+    """One batch's structure (with `stacked_seeds`, one pipeline's)."""
+    if self._one_spec is not None:
+      return self._one_spec
     return self.dataset.element_spec
 
   def example_batch(self, size: int = 2) -> Any:

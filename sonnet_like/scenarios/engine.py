@@ -34,7 +34,6 @@ them lazily inside it, and scale losses by the global batch size.
 """
 
 import contextlib
-import functools
 import os
 import sys
 from typing import Any, Callable, Iterable, Iterator
@@ -51,13 +50,10 @@ from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
 from sonnet_like.scenarios.reporting import logs as logs_lib
-from sonnet_like.scenarios.population import members as members_lib
-from sonnet_like.scenarios.population import replicas as population_replicas
+from sonnet_like.scenarios.compiled import runner as runner_lib
+from sonnet_like.scenarios.population import runner as population_runner
 from sonnet_like.scenarios.population import settings as population_lib
-from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.population import surface
-from sonnet_like.scenarios.population import step as population_step
-from sonnet_like.scenarios.population import updates as population_updates
 from sonnet_like.scenarios.compiled import precision as precision_lib
 from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import services
@@ -97,27 +93,6 @@ def _sonnet_aggregation(next_creator, **kwargs):
   if kwargs.get("aggregation") in (None, tf.VariableAggregation.NONE):
     kwargs["aggregation"] = tf.VariableAggregation.ONLY_FIRST_REPLICA
   return next_creator(**kwargs)
-
-
-def _check_population(owner: str, loop: settings.LoopSettings,
-                      guard: settings.GuardSettings,
-                      updates: settings.UpdateSettings) -> None:
-  """Refuses what a population does not do yet, naming the setting."""
-  strategy = loop.strategy
-  refused = {
-      'nonfinite_check="call" (each member is checked per step)': (
-          guard.nonfinite_check == "call"),
-      f"{type(strategy).__name__} (of the multi-replica strategies, "
-      "MirroredStrategy only)": (
-          strategy is not None and strategy.num_replicas_in_sync > 1 and
-          not isinstance(strategy, tf.distribute.MirroredStrategy)),
-  }
-  found = [name for name, given in refused.items() if given]
-  if found:
-    raise ValueError(f"{owner}: population= does not work with "
-                     f"{', '.join(found)} yet; drop "
-                     f"{'it' if len(found) == 1 else 'them'} or train "
-                     "the members one at a time.")
 
 
 @settings.reads_through
@@ -290,9 +265,11 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
       raise ValueError(NO_EXPORT_ERROR.format(owner=owner))
     self.population = population_lib.parse(owner, population, seed)
     if self.population is not None:
-      _check_population(owner, loop, guard, updates)
+      population_runner.check(owner, loop, guard)
     super().__init__(loop, guard, precision, updates)
-    self.members: members_lib.Members | None = None
+    # What the engine and the compiled step ask about the copies they run.
+    self.runner = (runner_lib.Runner(self) if self.population is None
+                   else population_runner.PopulationRunner(self))
     self.history: history_lib.History | None = None
     self.train_function: Any = None
     self.rng: tf.random.Generator | None = None
@@ -358,7 +335,7 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
   def checks_per_call(self) -> bool:
     """Whether the NaN guard checks once per compiled call
     (`nonfinite_check`, "auto" resolved)."""
-    if self.population is not None:  # Each member's step is checked.
+    if not self.runner.checks_per_call:
       return False
     return self.guard.checks_per_call(
         self.loop.steps_per_call * self.updates_per_step,
@@ -390,27 +367,6 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     if final and self._finished is not None:
       self._finished.assign(True)  # In the checkpoint saved after this call.
 
-  # ---- A population's best, kept. ----
-
-  @contextlib.contextmanager
-  def kept_best(self) -> Iterator[dict[str, Any]]:
-    """Inside the block every member holds what `keep_best` kept for it:
-    its models' weights (and averages) at its own best evaluation;
-    `member(i)`, `best(keep_best)`, `ema_weights()` and
-    `export_population` give those. Its final values, bit for bit,
-    after. Yields `best.json` (each member's best `values`, `steps`)."""
-    owner = type(self).__name__
-    if self.members is None or not self.keep_best:
-      raise ValueError(f"{owner}: kept_best() needs a population and "
-                       "keep_best (a solo run: load_weights(model, "
-                       "save_dir, 'best')), after a run.")
-    with keep_best_lib.members_at_best(self) as record:
-      self._kept_values = record["values"]
-      try:
-        yield record
-      finally:
-        self._kept_values = None
-
   # ---- The Python side. ----
 
   def _calls_until_boundary(self, step: int) -> int:
@@ -433,8 +389,7 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
       try:
         return self._run()
       finally:
-        if self.members is not None:  # No single answer after it.
-          single.refuse_in(self, self.members)
+        self.runner.after_run()
 
   def _run(self) -> history_lib.History:
     if self.dry_run:
@@ -456,33 +411,24 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     return self.history
 
   def _create_state(self, cleanup: contextlib.ExitStack) -> None:
-    """The engine's variables, the data iterator, then the scenario's (a
-    population's: each member's, and the templates, which the scenario's
-    attributes hold until the run ends)."""
-    single.release(self)  # A run before left NoSingleMembers.
-    self.members = None
+    """The engine's variables, the data iterator, then the scenario's (as
+    the runner builds them)."""
+    self.runner.before_run()
     self.traced_step.create(self.updates, per_call=self.checks_per_call)
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
     if self._feed is not None:
       self._feed.start()
-    if self.population is None:
-      self.build()
-    else:
-      self.members = members_lib.Members.build(self, self.population)
-      cleanup.enter_context(self.members.templates_in(self))
-      population_step.check_settings(self, self.members)
-      self.traced_step.shared.policy = population_updates.MemberUpdates(
-          self.on_nonfinite == "skip", self.strategy.num_replicas_in_sync)
+    self.runner.build(cleanup)
+    self.traced_step.shared.policy = self.runner.updates
     self.traced_step.create_built(self.models(), self.updates_per_step,
-                                  self.members)
+                                  self.runner.storage)
 
   def _run_state(self) -> dict[str, Any]:
     """What the compiled steps change, by name: `trackables()` and the
     engine's own state (step, generator, counters, the data iterator)."""
     owner = type(self).__name__
-    named = (dict(self.trackables()) if self.members is None
-             else {"population": self.members})
+    named = self.runner.named_state()
     engine_owned = {"step": self.traced_step.step, "rng": self.rng,
                     "skipped": self.traced_step.skipped,
                     "finished": self._finished}
@@ -491,9 +437,7 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     if self.traced_step.loss_scale is not None:
       engine_owned["loss_scale"] = self.traced_step.loss_scale
     engine_owned.update(self.traced_step.state())
-    if self.members is not None:  # Each member's are stacked in `members`.
-      for name in ("rng", "loss_scale", "gradient_sums"):
-        engine_owned.pop(name, None)
+    engine_owned = self.runner.engine_state(engine_owned)
     clash = set(engine_owned) & set(named)
     if clash:
       raise ValueError(f"{owner}: trackables() must not use the names "
@@ -522,12 +466,8 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     state = [value for name, value in self._run_state().items()
              if name != "data"]  # The iterator cannot be rolled back.
     own_inputs = type(self).next_inputs is not Scenario.next_inputs
-    iterator = None if self._feed is None else self._feed.iterator
-    replicas = self.strategy.num_replicas_in_sync
-    if self.members and replicas > 1 and iterator is not None:
-      # Each replica gets a share of every member's batch.
-      iterator = population_replicas.ReplicaBatches(iterator, replicas,
-                                                    whole=own_inputs)
+    iterator = self.runner.batches(
+        None if self._feed is None else self._feed.iterator, own_inputs)
     self.train_function = self.traced_step.compile(
         self, state, next_inputs=self.next_inputs if own_inputs else None,
         iterator=iterator)
@@ -575,25 +515,22 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
       try:
         logs, finite = call(sizes[n])
       except tf.errors.OpError as error:
-        if not (self.members and self.population.settings):
+        replaced = self.runner.call_error(error)
+        if replaced is error:
           raise
-        raise ValueError(population_step.SETTING_ERROR.format(
-            owner=type(self).__name__,
-            names=sorted(self.population.settings),
-            error=checks.error_text(error).splitlines()[0])) from error
-      members = logs.pop(population_step.MEMBER_LOGS, None)
+        raise replaced from error
+      logs, per_copy = self.runner.split_logs(logs)
       if not (bool(finite) or self.on_nonfinite == "skip"):
         raise self.traced_step.nonfinite_error(saved.latest, step, n)
       step += n
-      logs = logs_lib.Logs(logs, members)
+      logs = logs_lib.Logs(logs, per_copy)
       rate.add_to(logs, step)
       if self.on_nonfinite == "skip":
         logs.extra["skipped"] = lambda: float(self.skipped_steps)
       at_end = step >= self.num_steps
       if at_end or (self.eval_every and step % self.eval_every == 0):
         with self.ema_weights():
-          metrics = (self.evaluate_now() if self.members is None
-                     else self._evaluate_members())
+          metrics = self.runner.evaluate()
         if metrics is not None:
           for hook in saved.hooks:
             hook.eval_end(self, step, metrics)

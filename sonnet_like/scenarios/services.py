@@ -75,11 +75,9 @@ class ScenarioServices:
     """
     # tf.data seeds its shuffle from the global seed too: `seed` alone.
     with seed_lib.global_seed(self.loop.seed):
-      population = getattr(self, "population", None)
       self._feed = data_lib.Feed(
           type(self).__name__, argument, data, batch_size, self.loop.seed,
-          shuffle, check,
-          member_seeds=None if population is None else population.seeds)
+          shuffle, check, stacked_seeds=self.runner.data_seeds)
 
   def say(self, message: str) -> None:
     """Prints `message` on stderr, once per run (by the chief)."""
@@ -275,10 +273,8 @@ class ScenarioServices:
     scale = self.traced_step.loss_scale
     if scale is None:
       return None
-    members = getattr(self, "members", None)
-    if members is None:
-      return kind(getattr(scale, name).numpy())
-    return [kind(x) for x in members.stacked_in(scale, name).numpy()]
+    value = self.runner.read(scale, name)
+    return kind(value) if value.ndim == 0 else [kind(x) for x in value]
 
   def model_variables(self) -> list[tf.Variable]:
     return [v for m in self.models().values() for v in m.variables]

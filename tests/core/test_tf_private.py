@@ -140,8 +140,8 @@ def test_pfor_converter_hook_and_pfor_input():
 
   def converter(pfor_input):
     seen["type"] = wall.op_of(pfor_input).type
-    seen["count"] = wall.static_member_count(pfor_input)
-    seen["every"] = wall.every_member(pfor_input)
+    seen["count"] = wall.static_iteration_count(pfor_input)
+    seen["every"] = wall.every_iteration(pfor_input)
     seen["stacked"] = [x.is_stacked for x in wall.inputs(pfor_input)]
     seen["T"] = wall.attr(pfor_input, "T")
     seen["inner"] = wall.inner_converter(pfor_input, 3, [])
@@ -179,7 +179,7 @@ def test_pfor_converter_registry():
                 f"{type(registry).__name__}, not a dict by op type.")
   wall = _wall("pfor")
   assert wall.has_conversion("AddV2")
-  assert not wall.has_conversion("L2Loss")  # What per_member.convert makes.
+  assert not wall.has_conversion("L2Loss")  # What per_iteration.convert makes.
 
 
 def test_pfor_convert_while():

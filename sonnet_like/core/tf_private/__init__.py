@@ -38,7 +38,7 @@ One file per TensorFlow area:
 
 Left outside, by name: the population's converters
 (`scenarios/population/lockstep.py`, `vectorize.py`, `rows.py`,
-`replicas.py`, `core/per_member.py`) read the fields `t` and
+`replicas.py`, `core/per_iteration.py`) read the fields `t` and
 `is_stacked` of the `WrappedTensor`s pfor gives and takes (a namedtuple;
 a function per field would tear those converters apart): `pfor.
 WRAPPED_TENSOR_FIELDS` names them and its test checks them.

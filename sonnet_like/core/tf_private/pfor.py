@@ -22,7 +22,7 @@ import tensorflow as tf
 from tensorflow.python.ops.parallel_for import pfor as _pfor
 
 # A value in a conversion: (t, is_stacked, is_sparse_stacked); `t` holds
-# every member's value on a leading axis when `is_stacked`.
+# every iteration's value on a leading axis when `is_stacked`.
 WrappedTensor = _pfor.WrappedTensor
 WRAPPED_TENSOR_FIELDS = ("t", "is_stacked", "is_sparse_stacked")
 # What a conversion raises to leave an op to pfor's `While` fallback.
@@ -30,13 +30,13 @@ ConversionNotImplementedError = _pfor.ConversionNotImplementedError
 
 
 def wrap(tensor: tf.Tensor, stacked: bool) -> WrappedTensor:
-  """`tensor` as a conversion's value (`stacked`: one value per member on
+  """`tensor` as a conversion's value (`stacked`: one value per iteration on
   its leading axis). Public replacement: none."""
   return _pfor.wrap(tensor, stacked)
 
 
 def new_converter(loop_len: int, ops: list[tf.Operation]) -> Any:
-  """A converter of `ops` (a traced function's) for `loop_len` members,
+  """A converter of `ops` (a traced function's) for `loop_len` iterations,
   falling back to a `While` for an op it cannot convert: what
   `tf.vectorized_map` makes. Public replacement: `tf.vectorized_map`."""
   return _pfor.PFor(
@@ -70,14 +70,14 @@ def convert_function_call(fn: Any, converter: Any,
 
 
 def convert_while(pfor_input: Any) -> list[WrappedTensor]:
-  """pfor's own conversion of the `While` op of `pfor_input` (each member
+  """pfor's own conversion of the `While` op of `pfor_input` (each iteration
   stops at its own iteration; `pfor._convert_while`). Public replacement:
   none."""
   return _pfor._convert_while(pfor_input)  # pylint: disable=protected-access
 
 
 def stack(tensor: tf.Tensor, length: Any) -> tf.Tensor:
-  """`tensor` (the same for every member) tiled on a new leading axis of
+  """`tensor` (the same for every iteration) tiled on a new leading axis of
   `length` (a [1] vector or list), as pfor stacks a value
   (`pfor._stack`). Public replacement: `tf.tile(tensor[None], ...)`, not
   bitwise the same graph."""
@@ -111,20 +111,20 @@ def op_of(pfor_input: Any) -> tf.Operation:
   return pfor_input.op
 
 
-def member_count(pfor_input: Any) -> tf.Tensor:
-  """The member count as a [1] int32 vector (`PFor.loop_len_vector`)."""
+def iteration_count(pfor_input: Any) -> tf.Tensor:
+  """The iteration count as a [1] int32 vector (`PFor.loop_len_vector`)."""
   return pfor_input.pfor.loop_len_vector
 
 
-def static_member_count(pfor_input: Any) -> int | None:
-  """The member count if it is known while tracing, else None."""
-  count = tf.get_static_value(member_count(pfor_input))
+def static_iteration_count(pfor_input: Any) -> int | None:
+  """The iteration count if it is known while tracing, else None."""
+  count = tf.get_static_value(iteration_count(pfor_input))
   return None if count is None else int(count[0])
 
 
-def every_member(pfor_input: Any) -> bool:
-  """Whether the op runs for every member in order (False inside a
-  branch some members take: `PFor.all_indices_partitioned`)."""
+def every_iteration(pfor_input: Any) -> bool:
+  """Whether the op runs for every iteration in order (False inside a
+  branch some iterations take: `PFor.all_indices_partitioned`)."""
   return not pfor_input.pfor.all_indices_partitioned
 
 
@@ -139,18 +139,18 @@ def inputs(pfor_input: Any) -> list[WrappedTensor]:
 
 
 def unstacked_input(pfor_input: Any, index: int) -> tf.Tensor:
-  """Input `index`, known to be the same for every member."""
+  """Input `index`, known to be the same for every iteration."""
   return pfor_input.unstacked_input(index)
 
 
 def stacked_input(pfor_input: Any, index: int) -> tf.Tensor:
-  """Input `index`, one value per member on the leading axis."""
+  """Input `index`, one value per iteration on the leading axis."""
   return pfor_input.stacked_input(index)
 
 
 def stack_inputs(pfor_input: Any, indices: list[int],
                  tile_variants: bool = False) -> None:
-  """Makes the inputs at `indices` per member (tiled), in place."""
+  """Makes the inputs at `indices` per iteration (tiled), in place."""
   pfor_input.stack_inputs(stack_indices=indices, tile_variants=tile_variants)
 
 

@@ -24,7 +24,6 @@ from sonnet_like.scenarios import data as data_lib
 from sonnet_like.scenarios import settings as settings_lib
 from sonnet_like.scenarios.compiled import guard as guard_lib
 from sonnet_like.scenarios.compiled import precision as precision_lib
-from sonnet_like.scenarios.population import step as population_step
 from sonnet_like.scenarios.updates import accumulation as accumulation_lib
 from sonnet_like.scenarios.updates import ema as ema_lib
 from sonnet_like.scenarios.updates import kinds
@@ -156,15 +155,15 @@ class TracedStep:
     self.averages = ema_lib.ModelEMAs(self.owner, updates.ema)
 
   def create_built(self, models: dict[str, Any], updates_per_step: int,
-                   members: Any = None) -> None:
-    """After the scenario's `build`: the models' averages (of a
-    population's stacked variables, with its `members`); refuses
+                   storage: Any = None) -> None:
+    """After the scenario's `build`: the models' averages (of the
+    variables in the runner's `storage`, if it has one); refuses
     accumulation for a step of several updates."""
     if self.accumulator is not None and updates_per_step > 1:
       raise ValueError(accumulation_lib.SEVERAL_UPDATES_ERROR.format(
           owner=self.owner, steps=self.accumulator.steps,
           updates=updates_per_step))
-    self.averages.create(models, members)
+    self.averages.create(models, storage)
 
   def state(self) -> dict[str, Any]:
     """What the update settings add to the checkpoint, by name: the
@@ -216,6 +215,12 @@ class TracedStep:
       found = self.updaters[id(optimizer)] = updater_lib.Updater(
           optimizer, self.shared)
     return found
+
+  def keep_updaters(self, optimizer_ids: Any) -> None:
+    """Forgets the updaters of optimizers whose id is not in
+    `optimizer_ids` (objects a runner built and does not train)."""
+    self.updaters = {key: updater for key, updater in self.updaters.items()
+                     if key in optimizer_ids}
 
   def build_optimizer(self, optimizer: Any,
                       variables: Sequence[tf.Variable]) -> None:
@@ -326,17 +331,11 @@ class TracedStep:
         return logs, 1.0 - tf.cast(finite_step, tf.float32)
       return logs, finite_step
 
-    replica_step = guarded_step
-    batches = 1  # Read per step by step_inputs without next_inputs.
-    if getattr(scenario, "members", None) is not None:  # A population:
-      # each member makes its own inputs from the batches read here.
-      if next_inputs is not None:
-        next_inputs = autograph.as_user_code(next_inputs)
-        batches = population_step.batches_read(scenario.members, scenario,
-                                               next_inputs)
-      replica_step = population_step.vectorized(
-          scenario.members, scenario, guarded_step, skip, next_inputs)
-      next_inputs = None
+    # The runner makes the step each replica runs (a population's makes
+    # every member's inputs from the batches read here: `batches` a step).
+    replica_step, next_inputs, batches = scenario.runner.traced(
+        guarded_step, skip,
+        None if next_inputs is None else autograph.as_user_code(next_inputs))
     if scenario.jit_compile:
       if replicas > 1:
         raise ValueError(f"{self.owner}: jit_compile=True is not supported "

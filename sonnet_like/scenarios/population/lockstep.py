@@ -16,7 +16,7 @@ members, its shapes known. A condition that differs per member (PPO's
 `target_kl`, Acrobot's angle wrapping) runs the loop while any member's
 holds, each member keeping the values its own last iteration left.
 The same walk gives the ops pfor cannot convert well (`L2Loss` of
-clipping or a weight penalty, a model's tensor `if`) `core.per_member`'s.
+clipping or a weight penalty, a model's tensor `if`) `core.per_iteration`'s.
 
 pfor's internals are reached through the wall (`core/tf_private/pfor.py`);
 the `WrappedTensor`s it returns are read here by their fields `t` and
@@ -27,25 +27,44 @@ from typing import Any
 
 import tensorflow as tf
 
-from sonnet_like.core import per_member
+from sonnet_like.core import per_iteration
 from sonnet_like.core.tf_private import graphs
 from sonnet_like.core.tf_private import pfor
 
 _WHILE_OPS = ("While", "StatelessWhile")
 
 
+def unconvertible(op: tf.Operation) -> bool:
+  """Whether `op` should be made per member (`per_iteration.convert`): an op that pfor
+  has no conversion for (it would run it in a `While` over the members)
+  and that changes no state (its copies may run in any order), or a branch
+  (`If`) passing variants (a model's tensor `if`: the intermediates its
+  gradient reads, which pfor's conversion loses; an assert or print in it
+  runs once per member). Only an op whose outputs have known shapes (they
+  stack)."""
+  if (pfor.has_converter(op) or not (op.inputs and op.outputs)
+      or not all(x.shape.is_fully_defined() for x in op.outputs)):
+    return False
+  variants = any(x.dtype == tf.variant
+                 for x in list(op.outputs) + list(op.inputs))
+  if op.type in ("If", "StatelessIf"):
+    return variants
+  return (not pfor.has_conversion(op.type)
+          and not op.op_def.is_stateful and not variants)
+
+
 def mark_graph(graph: Any) -> None:
   """Gives every loop in `graph` and in the functions its ops call (loop
   bodies, branches) the lockstep conversion, and the ops
-  `per_member.unconvertible` finds `per_member.convert`."""
+  `unconvertible` finds `per_iteration.convert`."""
   seen = set()
 
   def walk(g):
     for op in g.get_operations():
       if op.type in _WHILE_OPS:
         pfor.set_converter(op, _lockstep)
-      elif per_member.unconvertible(op):
-        pfor.set_converter(op, per_member.convert)
+      elif unconvertible(op):
+        pfor.set_converter(op, per_iteration.convert)
       for value in op.node_def.attr.values():
         names = ([value.func.name] if value.HasField("func")
                  else [f.name for f in value.list.func])
@@ -69,7 +88,7 @@ def _lockstep(pfor_input: Any) -> list[Any]:
   each member keeping its values from the iteration its own ended
   (`masked`); with a `TensorArray` among the values, or a member count
   known only when run, TensorFlow's conversion."""
-  count = pfor.static_member_count(pfor_input)
+  count = pfor.static_iteration_count(pfor_input)
   if count is None:
     return _tensorflows(pfor_input)
   op = pfor.op_of(pfor_input)
@@ -128,7 +147,7 @@ def _loop(pfor_input: Any, cond_fn: Any, body_fn: Any, stacked: list[bool],
         found["to_stack"].append(i)  # This trace is dropped.
         results.append(arg)
       elif stacked[i] and not out.is_stacked:
-        results.append(pfor.stack(out.t, pfor.member_count(pfor_input)))
+        results.append(pfor.stack(out.t, pfor.iteration_count(pfor_input)))
       else:
         results.append(out.t)
     if masked:  # A member whose condition ended keeps its values.

@@ -345,9 +345,8 @@ class Members(tf.Module):
       copies.append(made_copies)
       copy_variables.append(_with_built([memo[id(v)] for v in existing] + made,
                                         built[-1]))
-      for key in list(scenario.traced_step.updaters):  # Copies train not.
-        if key not in by_id:
-          del scenario.traced_step.updaters[key]
+      # The copies' optimizers train not: their updaters go.
+      scenario.traced_step.keep_updaters(by_id)
     memo = {id(strategy): None} if several else {}
     memo.update((id(v), _as_member_variable(v)) for v in existing)
     templates = copy.deepcopy(by_id, memo)

@@ -70,7 +70,7 @@ def summed(values: list[tf.Tensor]) -> list[tf.Tensor]:
 def _all_reduced(pfor_input: Any) -> list[pfor.WrappedTensor]:
   """`tf.vectorized_map`'s conversion of `summed`: the stacked values
   all-reduced (SUM) across the replicas; the member index passes."""
-  members = pfor.member_count(pfor_input)
+  members = pfor.iteration_count(pfor_input)
   stacked = []
   for value, is_stacked, _ in pfor.inputs(pfor_input):
     if not is_stacked:  # The same for every member (a constant gradient).

@@ -131,7 +131,7 @@ def _gather_of_every_member(pfor_input: Any) -> Any:
   pfor.stack_inputs(pfor_input, [1])
   at = pfor.stacked_input(pfor_input, 1)  # (member, row) pairs.
   dtype = pfor.attr(pfor_input, "dtype")
-  if not pfor.every_member(pfor_input):  # Some members (a branch).
+  if not pfor.every_iteration(pfor_input):  # Some members (a branch).
     return pfor.wrap(tf.raw_ops.ResourceGatherNd(
         resource=resource, indices=at, dtype=dtype), True)
   # Every member in order: member m's rows are row m's.

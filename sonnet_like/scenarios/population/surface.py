@@ -5,29 +5,34 @@ Member i answers as the solo run of seed i: `member(i)` (its models),
 `as_member(i)` (the scenario answering as member i: `members.member_in`),
 `best(metric)`, `summary(metric)`, `export_population(directory)` (each
 member's own export, stacked: `export/stacked.py`) and the per-member
-evaluation the loop runs (`_evaluate_members`). `require_single` is the one
-refusal of a single answer (`single.py`). `kept_best()` stays with the
-scenario (it reads the run folder's best checkpoint).
+`kept_best()` (every member at its own kept best: `best_rows.py`).
+`require_single` is the one refusal of a single answer (`single.py`).
 """
 
 import contextlib
 import os
 import tempfile
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from sonnet_like.export import stacked
 from sonnet_like.scenarios import best as best_lib
+from sonnet_like.scenarios.population import best_rows
 from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.reporting import distribution
-from sonnet_like.scenarios.reporting import logs as logs_lib
 
 
 class PopulationSurface:
   """The population methods of `Scenario` (see the module docstring); they
-  read `self.members` (None in a solo run), `self.population`,
-  `self.history`, `models()`, `export` and `evaluate_now`."""
+  read `self.members` (the runner's; None in a solo run),
+  `self.population`, `self.history`, `models()`, `export` and
+  `evaluate_now`."""
+
+  @property
+  def members(self) -> Any:
+    """The members of the population's run (`members.Members`), or None."""
+    return getattr(getattr(self, "runner", None), "members", None)
 
   def member(self, index: int) -> Any:
     """Member `index`'s trained models, holding its weights now (real
@@ -138,16 +143,21 @@ class PopulationSurface:
           paths.append(self.export(os.path.join(scratch, f"member_{i}")))
       return stacked.save_stacked(paths, directory, owner=owner)
 
-  def _evaluate_members(self) -> dict[str, float] | None:
-    """Every member's `evaluate_now` (on its own models); the means over
-    the members still training, with every member's values attached."""
-    results = []
-    for i in range(self.population.size):
-      with self.members.member_in(self, i):
-        results.append(self.evaluate_now())
-    if results[0] is None:
-      return None
-    alive = self.members.alive.numpy()
-    return logs_lib.MemberMetrics(
-        {name: [float(r[name]) for r in results] for name in results[0]},
-        alive)
+  @contextlib.contextmanager
+  def kept_best(self) -> Iterator[dict[str, Any]]:
+    """Inside the block every member holds what `keep_best` kept for it:
+    its models' weights (and averages) at its own best evaluation;
+    `member(i)`, `best(keep_best)`, `ema_weights()` and
+    `export_population` give those. Its final values, bit for bit,
+    after. Yields `best.json` (each member's best `values`, `steps`)."""
+    owner = type(self).__name__
+    if self.members is None or not self.keep_best:
+      raise ValueError(f"{owner}: kept_best() needs a population and "
+                       "keep_best (a solo run: load_weights(model, "
+                       "save_dir, 'best')), after a run.")
+    with best_rows.members_at_best(self) as record:
+      self._kept_values = record["values"]
+      try:
+        yield record
+      finally:
+        self._kept_values = None

@@ -18,7 +18,7 @@ overrides three methods:
     train 4 {'loss': 0.25}
 
 In a population `values` hold the means over the members still training
-and each member's own as "<name>/member_<i>" (`logs.with_members`): one
+and each member's own as "<name>/member_<i>" (`logs.every_series`): one
 TensorBoard tag, CSV column or MLflow key per member.
 
 `open` is called before the first step, when `scenario.step` is the step
@@ -84,12 +84,12 @@ class Logger(hooks.Hook):
     if scenario.is_chief and (step % every == 0 or
                               step == scenario.num_steps):
       self._opened(scenario).write("train", step,
-                                   logs_lib.with_members(logs))
+                                   logs_lib.every_series(logs))
 
   def eval_end(self, scenario, step, metrics):
     if scenario.is_chief:
       self._opened(scenario).write("eval", step,
-                                   logs_lib.with_members(metrics))
+                                   logs_lib.every_series(metrics))
 
   def end(self, scenario):
     if self._is_open:

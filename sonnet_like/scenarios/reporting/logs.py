@@ -80,7 +80,7 @@ def members_of(values: Any) -> dict[str, list[float]] | None:
   return getattr(values, "members", None)
 
 
-def with_members(values: Any) -> dict[str, float]:
+def every_series(values: Any) -> dict[str, float]:
   """`values` as a flat dict: the members' means as given, and in a
   population each member's own as "<name>/member_<i>" (what the loggers
   write: TensorBoard tags, CSV columns, MLflow keys)."""

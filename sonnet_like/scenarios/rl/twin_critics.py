@@ -197,8 +197,8 @@ class TwinCritics(off_policy.OffPolicy):
     """`build_state()` once per `__call__`, its first values put back at
     every later build: an optimizer built with a trained one (SAC's
     log_alpha) keeps it for a second `run()` (a dry run's resume)."""
-    if self._own_state is None or self.population is not None:
-      # A population's every member (each build) makes its own.
+    if self._own_state is None or self.runner.builds_per_run > 1:
+      # A runner that builds several copies: each build makes its own.
       self._own_state = self.build_state()
       self._own_initial = {name: variable.numpy()
                            for name, variable in self._own_state.items()}

@@ -30,7 +30,6 @@ from sonnet_like.core import files
 from sonnet_like.export import workers
 from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios import hooks
-from sonnet_like.scenarios.population import best_rows
 
 FOLDER = "best"
 RECORD = "best.json"
@@ -78,18 +77,14 @@ class KeepBest(hooks.Hook):
     self.folder = files.join(save_dir, FOLDER)
     self._checkpoint = checkpoint
     self._state: tf.Module | None = None
-    self._rows: best_rows.BestRows | None = None  # A population's.
+    self._rows: Any = None  # The runner's rows of several copies.
     self._evaluated_at: int | None = None
 
   def state(self, scenario):
-    """The best value and its step, in the run's checkpoint (a
-    population's: every member's, and its rows then)."""
-    if getattr(scenario, "members", None) is not None:
-      best = self.best
-      judges = [best_lib.Best(self.owner, "keep_best", best.metric,
-                              best.mode, mode_argument="best_mode")
-                for _ in range(scenario.members.population.size)]
-      self._rows = best_rows.BestRows(judges, best_rows.sources(scenario))
+    """The best value and its step, in the run's checkpoint (a runner of
+    several copies keeps each copy's, with its rows then)."""
+    self._rows = scenario.runner.kept_rows(self.best)
+    if self._rows is not None:
       return self._rows
     state = tf.Module(name="keep_best")
     state.value = tf.Variable(np.nan, dtype=tf.float64, trainable=False)
@@ -108,7 +103,7 @@ class KeepBest(hooks.Hook):
     self._evaluated_at = step
     if self._rows is not None:
       self.best.value_of(metrics)  # The metric's error, as a solo run's.
-      if self._rows.update(metrics.members[self.best.metric], step):
+      if self._rows.update(metrics, step):
         with self._rows.swapped_in():
           self._write(scenario, step)
       return
@@ -137,7 +132,7 @@ class KeepBest(hooks.Hook):
       return
     saved = dict(metric=self.best.metric, mode=self.best.mode,
                  value=self.best.value, step=step, checkpoint=name)
-    if self._rows is not None:  # Each member's own.
+    if self._rows is not None:  # Each copy's own.
       saved.update(self._rows.record(), value=None)
     files.write_atomic(files.join(self.folder, RECORD), json.dumps(saved))
     for old in files.listdir(self.folder):
@@ -161,14 +156,13 @@ def exporting_best(scenario: Any) -> Callable[[str], str]:
 
   def export(directory: str) -> str:
     with scenario.ema_weights():
-      if getattr(scenario, "members", None) is not None:  # A population.
-        return scenario.export_population(directory)
-      return scenario.export(directory)
+      return scenario.runner.export(directory)
 
   if not scenario.keep_best:
     return export
-  if getattr(scenario, "members", None) is not None:
-    return _population_best(scenario, export)
+  at_best = scenario.runner.exporting_at_best(export)
+  if at_best is not None:
+    return at_best
   best = record(scenario.save_dir)
   latest = tf.train.latest_checkpoint(scenario.save_dir)
   if best is None or latest is None or latest.endswith(f"-{best['step']}"):
@@ -188,45 +182,6 @@ def exporting_best(scenario: Any) -> Callable[[str], str]:
       read(latest)
 
   return export_best
-
-
-def _population_best(scenario: Any, export: Callable[[str], str]
-                     ) -> Callable[[str], str]:
-  """`export`, each member at its own best (`members_at_best`)."""
-  if record(scenario.save_dir) is None:
-    return export
-
-  def export_best(directory: str) -> str:
-    with members_at_best(scenario):
-      return export(directory)
-
-  return export_best
-
-
-@contextlib.contextmanager
-def members_at_best(scenario: Any):
-  """Inside the block a population's stacked values (and averages) are
-  those of the best checkpoint (each member's models at its own best;
-  the members' copies follow); its own values, bit for bit, after. Yields
-  what `best.json` says."""
-  best = record(scenario.save_dir)
-  if best is None:
-    raise ValueError(NO_BEST_ERROR.format(
-        owner=type(scenario).__name__,
-        folder=files.join(scenario.save_dir, FOLDER)))
-  members = scenario.members
-  state = dict(scenario.traced_step.state(), population=members)
-  variables = list({v.ref(): v for part in state.values()
-                    for v in part.variables}.values())
-  saved = [v.read_value() for v in variables]
-  tf.train.Checkpoint(**state).read(best["checkpoint"]).expect_partial()
-  members.refresh()
-  try:
-    yield best
-  finally:
-    for variable, value in zip(variables, saved):
-      variable.assign(value)
-    members.refresh()
 
 
 def export_at_end(scenario: Any, missing_only: bool = False) -> None:

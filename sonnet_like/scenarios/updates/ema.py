@@ -15,10 +15,11 @@ swapped into the model to evaluate, predict and export.
     >>> float(w[0])
     1.0
 
-In a population (`create(models, members)`) the averages are those of
-the stacked variables (`[members, ...]`): the update is elementwise, so
-each member's rows follow the solo formula, and a member that stopped
-(`members.alive` false) keeps its average.
+Where a runner keeps the models' variables elsewhere (`create(models,
+storage)`: a population's stacked variables, one row per member) the
+averages are those of the stored variables: the update is elementwise, so
+each row follows the solo formula, and a row that stopped (`storage.alive`
+false) keeps its average.
 
 Only trainable variables are averaged. Non-trainable ones (BatchNorm's
 moving mean and variance, which are averages already, a VQ codebook's EMA)
@@ -90,13 +91,14 @@ class ModelEMAs:
     self.owner, self.ema = owner, ema
     self.averages: dict[str, WeightEMA] = {}
     self._depth = 0
-    self._members = None
+    self._storage = None
 
-  def create(self, models: dict[str, Any], members: Any = None) -> None:
+  def create(self, models: dict[str, Any], storage: Any = None) -> None:
     """Makes the averages of the (built) models; call in the strategy scope
-    before restoring. With a population's `members` (the models are its
-    templates), the averages are of the stacked variables."""
-    self.averages, self._members = {}, members
+    before restoring. With the runner's `storage` (`stacked_of` gives the
+    variables the models' stand for, `alive` their rows in training,
+    `refresh` copies them back), the averages are of those."""
+    self.averages, self._storage = {}, storage
     if self.ema is None:
       return
     decays = (self.ema if isinstance(self.ema, dict)
@@ -107,15 +109,15 @@ class ModelEMAs:
           owner=self.owner, names=unknown, known=sorted(models)))
     for name, decay in decays.items():
       variables, rows = models[name].trainable_variables, None
-      if members is not None:
-        variables, rows = members.stacked_of(variables), members.alive
+      if storage is not None:
+        variables, rows = storage.stacked_of(variables), storage.alive
       self.averages[name] = WeightEMA(variables, decay, name=f"{name}_ema",
                                       rows=rows)
 
   def _refresh(self) -> None:
-    """A population's copies of the averaged variables take their values."""
-    if self._members is not None:
-      self._members.refresh([v for average in self.averages.values()
+    """The storage's copies of the averaged variables take their values."""
+    if self._storage is not None:
+      self._storage.refresh([v for average in self.averages.values()
                              for v in average.targets])
 
   def trackables(self) -> dict[str, WeightEMA]:
@@ -141,7 +143,7 @@ class ModelEMAs:
     self._depth += 1
     try:
       with contextlib.ExitStack() as stack:
-        if self._members is not None:  # Its copies follow, both ways.
+        if self._storage is not None:  # Its copies follow, both ways.
           stack.callback(self._refresh)
         for average in self.averages.values():
           stack.enter_context(average.swapped_in())

@@ -1,4 +1,4 @@
-"""`core.per_member`: ops pfor cannot vectorise, made once per member
+"""`core.per_iteration` and `lockstep.unconvertible`: ops pfor cannot vectorise, made once per member
 instead of in a `While` over the members."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import tensorflow as tf
 # pylint: disable-next=g-direct-tensorflow-import
 from tensorflow.python.ops.parallel_for import pfor
 
-from sonnet_like.core import per_member
+from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import vectorize
 from sonnet_like.scenarios.updates import updater
@@ -59,7 +59,7 @@ def test_only_ops_without_a_conversion_that_change_nothing_are_marked():
                                         tf.TensorSpec([2, 2]),
                                         tf.Variable(tf.zeros([2, 2]))).graph
   marked = {op.type for op in graph.get_operations()
-            if per_member.unconvertible(op)}
+            if lockstep.unconvertible(op)}
   assert marked == {"L2Loss"}  # Not MatMul (pfor's own), not the assign.
 
 
