@@ -9,16 +9,14 @@ the outputs; with dm-sonnet itself this is the reference.
 
 import tempfile
 
-import numpy as np
 import tensorflow as tf
 
+from tests.outside import inputs
 from tests.outside.framework import probe
 from tests.outside.framework import registered
 
 
-def _x(shape):
-  size = int(np.prod(shape))
-  return tf.reshape(tf.sin(tf.range(size, dtype=tf.float32)), shape)
+_x = inputs.sine
 
 
 def _restored_output(snt, make, call, shape, steps=1):

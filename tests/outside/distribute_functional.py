@@ -2,15 +2,12 @@
 
 import tensorflow as tf
 
+from tests.outside import inputs
 from tests.outside.framework import probe
 from tests.outside.framework import registered
 
 
-def _x(shape):
-  size = 1
-  for d in shape:
-    size *= d
-  return tf.reshape(tf.sin(tf.range(size, dtype=tf.float32)), shape)
+_x = inputs.sine
 
 
 @probe("replicator_variables_and_run")

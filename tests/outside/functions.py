@@ -313,11 +313,8 @@ def _(snt):
 
 @probe("mixed_precision_modes_on_linear")
 def _(snt):
-  class Half(snt.Linear):
-    __call__ = snt.mixed_precision.modes([tf.float32, tf.float16])(
-        snt.Linear.__call__)
-
-  m = Half(2, w_init=snt.initializers.Ones())
+  m = _half_linear(snt, [tf.float32, tf.float16])(
+      2, w_init=snt.initializers.Ones())
   try:
     with snt.mixed_precision.scope(tf.float16):
       first = m(tf.ones([1, 3]))
@@ -330,11 +327,8 @@ def _(snt):
 
 @probe("mixed_precision_enable_disable")
 def _(snt):
-  class Half(snt.Linear):
-    __call__ = snt.mixed_precision.modes([tf.float32, tf.bfloat16])(
-        snt.Linear.__call__)
-
-  m = Half(2, w_init=snt.initializers.Ones())
+  m = _half_linear(snt, [tf.float32, tf.bfloat16])(
+      2, w_init=snt.initializers.Ones())
   outs = [m(tf.ones([1, 3]))]
   snt.mixed_precision.enable(tf.bfloat16)
   try:

@@ -100,8 +100,9 @@ def _(snt):
   return _info(parent), _info(child), _built_names(child, tf.ones([1, 1]))
 
 
-@probe("submodule_made_on_first_call_eagerly")
-def _(snt):
+def _lazy_class(snt):
+  """A module that makes its two Linears, `a` and `b`, on its first call."""
+
   class Lazy(snt.Module):
 
     def __call__(self, x):
@@ -110,22 +111,19 @@ def _(snt):
         self.b = snt.Linear(2)
       return self.b(self.a(x))
 
-  lazy = Lazy()
+  return Lazy
+
+
+@probe("submodule_made_on_first_call_eagerly")
+def _(snt):
+  lazy = _lazy_class(snt)()
   lazy(tf.ones([1, 3]))
   return (_info(lazy.a), _info(lazy.b), [v.name for v in lazy.variables])
 
 
 @probe("submodule_made_on_first_call_in_tf_function")
 def _(snt):
-  class Lazy(snt.Module):
-
-    def __call__(self, x):
-      if not hasattr(self, "a"):
-        self.a = snt.Linear(2)
-        self.b = snt.Linear(2)
-      return self.b(self.a(x))
-
-  lazy = Lazy(name="lazy")
+  lazy = _lazy_class(snt)(name="lazy")
   tf.function(lazy)(tf.ones([1, 3]))
   return (_info(lazy.a), _info(lazy.b), [v.name for v in lazy.variables])
 

@@ -2,15 +2,13 @@
 
 import tensorflow as tf
 
+from tests.outside import inputs
 from tests.outside.framework import probe
 from tests.outside.framework import registered
 
 
 def _images(shape=(2, 8, 8, 3)):
-  size = 1
-  for d in shape:
-    size *= d
-  return tf.reshape(tf.sin(tf.range(size, dtype=tf.float32)), shape)
+  return inputs.sine(shape)
 
 
 @probe("mlp_defaults_and_attributes")
@@ -102,7 +100,7 @@ def _(snt):
 @probe("vector_quantizer_outputs")
 def _(snt):
   vq = snt.nets.VectorQuantizer(4, 6, 0.25, name="vq")
-  x = tf.reshape(tf.sin(tf.range(2 * 3 * 4, dtype=tf.float32)), [2, 3, 4])
+  x = inputs.sine([2, 3, 4])
   out = vq(x, is_training=True)
   return (sorted(out), {k: (v.shape, v.dtype) for k, v in out.items()},
           vq.quantize(tf.constant([0, 1])).shape,
@@ -113,7 +111,7 @@ def _(snt):
 @probe("vector_quantizer_ema_training")
 def _(snt):
   vq = snt.nets.VectorQuantizerEMA(4, 6, 0.25, decay=0.9, name="vq_ema")
-  x = tf.reshape(tf.sin(tf.range(2 * 3 * 4, dtype=tf.float32)), [2, 3, 4])
+  x = inputs.sine([2, 3, 4])
   first = vq(x, is_training=True)
   second = vq(x, is_training=False)
   return (sorted(first), [v.name for v in vq.variables],

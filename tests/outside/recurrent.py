@@ -3,13 +3,13 @@
 import numpy as np
 import tensorflow as tf
 
+from tests.outside import inputs
 from tests.outside.framework import probe
 from tests.outside.framework import registered
 
 
 def _seq(t=4, b=2, f=3, dtype=tf.float32):
-  return tf.cast(tf.reshape(tf.sin(tf.range(t * b * f, dtype=tf.float32)),
-                            [t, b, f]), dtype)
+  return inputs.sine([t, b, f], dtype)
 
 
 def _cores(snt):
@@ -164,8 +164,7 @@ def _(snt):
 @probe("conv2d_lstm_steps")
 def _(snt):
   core = snt.Conv2DLSTM([4, 4, 2], 3, 3, name="conv_lstm")
-  x = tf.reshape(tf.sin(tf.range(2 * 4 * 4 * 2, dtype=tf.float32)),
-                 [2, 4, 4, 2])
+  x = inputs.sine([2, 4, 4, 2])
   out, state = core(x, core.initial_state(2))
   return out, state, [(v.name, v.shape) for v in core.variables]
 
