@@ -17,10 +17,7 @@ import sonnet_like as snt
 from sonnet_like.core import files
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.run_folder import run_dir
-from tests.scenarios import test_save_dir
-
-
-_data, _loss = test_save_dir._data, test_save_dir._loss  # pylint: disable=protected-access
+from tests.scenarios import toy_task
 
 
 class SecondWriter(snt.scenarios.Hook):
@@ -44,7 +41,8 @@ def _run(save_dir, num_steps, export_dir=None, hooks=()):
       num_steps=num_steps, batch_size=16, save_dir=save_dir,
       save_every=2 if save_dir else None, export_dir=export_dir,
       log_every=1, progress=False, hooks=list(hooks))
-  history = train(model, keras.optimizers.SGD(0.1), _loss, _data())
+  history = train(model, keras.optimizers.SGD(0.1), toy_task.loss,
+                  toy_task.data(features=4))
   return model, history
 
 
@@ -70,7 +68,7 @@ def test_train_resume_refuse_and_export_on_ram(tmp_path, monkeypatch):
   assert saved["stop_reason"] == history.stop_reason
 
   serve = tf.saved_model.load(export_dir).signatures["serving_default"]
-  inputs = _data()[0][:8]
+  inputs = toy_task.data(features=4)[0][:8]
   np.testing.assert_array_equal(serve(inputs=tf.constant(inputs))["classes"],
                                 np.argmax(model(inputs), axis=1))
   assert os.listdir(tmp_path) == []

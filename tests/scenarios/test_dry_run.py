@@ -9,24 +9,15 @@ import tensorflow as tf
 
 import sonnet_like as snt
 from tests import scenario_table
+from tests.scenarios import toy_task
 
 
-def _data():
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 3)).astype(np.float32)
-  return x, (x[:, 0] > 0).astype(np.int32)
-
-
-def _loss(logits, labels):
-  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
-
-
-def _supervised(loss=_loss, **settings):
+def _supervised(loss=toy_task.loss, **settings):
   train = snt.scenarios.Supervised(num_steps=10_000, batch_size=16,
                                    eval_every=1_000, dry_run=True,
                                    progress=False, **settings)
-  history = train(snt.Linear(2), snt.optimizers.SGD(0.1), loss, _data(),
-                  eval_data=_data())
+  history = train(snt.Linear(2), snt.optimizers.SGD(0.1), loss,
+                  toy_task.data(), eval_data=toy_task.data())
   return train, history
 
 
@@ -87,7 +78,8 @@ def test_with_accumulation_the_dry_run_trains_up_to_an_update(capfd):
                                    accumulate_steps=4)
   model(tf.zeros([1, 3]))
   before = model.w.numpy().copy()
-  train(model, snt.optimizers.SGD(0.1), _loss, _data(), eval_data=_data())
+  train(model, snt.optimizers.SGD(0.1), toy_task.loss, toy_task.data(),
+        eval_data=toy_task.data())
   assert not np.array_equal(model.w.numpy(), before)
   assert train.step == 5
   verdict = capfd.readouterr().err
@@ -104,8 +96,8 @@ def test_an_error_inside_the_step_is_given_whole_in_the_verdict():
   train = snt.scenarios.Supervised(num_steps=100, batch_size=16,
                                    dry_run=True, progress=False)
   with pytest.raises(snt.scenarios.DryRunError) as caught:
-    train(snt.Linear(2), snt.optimizers.SGD(0.1), _loss, _data(),
-          metrics={"bad": bad_metric})
+    train(snt.Linear(2), snt.optimizers.SGD(0.1), toy_task.loss,
+          toy_task.data(), metrics={"bad": bad_metric})
   verdict = str(caught.value)
   assert verdict.startswith("Supervised: dry run FAILED at training (after "
                             "0 of 3 steps): ValueError: ")

@@ -25,6 +25,7 @@ from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.run_folder import run_dir
 from tests import rl_toys
 from tests.scenarios import test_resume
+from tests.scenarios import toy_task
 from tests.scenarios.run_folder import test_run_dir
 
 
@@ -38,16 +39,6 @@ class Steps(snt.scenarios.Hook):
     self.calls += 1
 
 
-def _data():
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 4)).astype(np.float32)
-  return x, (x[:, 0] > 0).astype(np.int32)
-
-
-def _loss(logits, labels):
-  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
-
-
 def _train(save_dir, num_steps=6, sizes=(8, 2), optimizer=None, steps=None,
            **kwargs):
   """Trains a fresh MLP; returns (scenario, model, counting hook)."""
@@ -57,7 +48,8 @@ def _train(save_dir, num_steps=6, sizes=(8, 2), optimizer=None, steps=None,
   train = snt.scenarios.Supervised(
       num_steps=num_steps, batch_size=16, save_every=2, max_to_keep=10,
       save_dir=str(save_dir), progress=False, hooks=[steps], **kwargs)
-  train(model, optimizer or keras.optimizers.SGD(0.1), _loss, _data())
+  train(model, optimizer or keras.optimizers.SGD(0.1), toy_task.loss,
+        toy_task.data(features=4))
   return train, model, steps
 
 

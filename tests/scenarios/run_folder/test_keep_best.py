@@ -12,16 +12,7 @@ import sonnet_like as snt
 from sonnet_like.core import files
 from sonnet_like.scenarios import best as best_lib
 from sonnet_like.scenarios.run_folder import keep_best
-
-
-def _data():
-  rng = np.random.default_rng(0)
-  x = rng.normal(size=(64, 3)).astype(np.float32)
-  return x, (x[:, 0] > 0).astype(np.int32)
-
-
-def _loss(logits, labels):
-  return tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+from tests.scenarios import toy_task
 
 
 def _run(save_dir, num_steps, eval_data=True, **settings):
@@ -30,8 +21,8 @@ def _run(save_dir, num_steps, eval_data=True, **settings):
   train = snt.scenarios.Supervised(
       num_steps=num_steps, batch_size=16, eval_every=5, save_every=5,
       save_dir=str(save_dir), progress=False, tensorboard=False, **settings)
-  train(model, snt.optimizers.SGD(0.5), _loss, _data(),
-        eval_data=_data() if eval_data else None)
+  train(model, snt.optimizers.SGD(0.5), toy_task.loss, toy_task.data(),
+        eval_data=toy_task.data() if eval_data else None)
   return train, model
 
 
@@ -54,7 +45,7 @@ def test_the_best_checkpoint_outlives_rotation_and_is_exported(tmp_path):
   assert not os.path.exists(tmp_path / "run" / "ckpt-5.index")  # Rotated.
 
   _, at_step_5 = _run(tmp_path / "five", 5)  # The same run, stopped at 5.
-  x = _data()[0]
+  x = toy_task.data()[0]
   served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
   np.testing.assert_array_equal(served(inputs=tf.constant(x))["outputs"],
                                 at_step_5(x))
@@ -160,7 +151,7 @@ def test_with_ema_the_best_checkpoints_averages_are_exported(tmp_path):
   names = reader.get_variable_to_shape_map()
   averages = sorted(n for n in names if n.startswith("model_ema/averages/"))
   assert len(averages) == 2  # b and w, in the model's variable order.
-  x = _data()[0]
+  x = toy_task.data()[0]
   w = reader.get_tensor(next(n for n in averages if "/1/" in n))
   b = reader.get_tensor(next(n for n in averages if "/0/" in n))
   served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
