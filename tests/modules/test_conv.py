@@ -413,10 +413,8 @@ def test_bad_padding_function_output():
      "Conv2D: b_init must be None when with_bias=False"),
 ])
 def test_constructor_errors(kwargs, match):
-  arguments = dict(output_channels=2, kernel_shape=3)
-  arguments.update(kwargs)
   with pytest.raises(ValueError, match=match):
-    snt.Conv2D(**arguments)
+    snt.Conv2D(**{"output_channels": 2, "kernel_shape": 3, **kwargs})
 
 
 def test_w_init_must_be_callable():

@@ -283,7 +283,5 @@ def test_unknown_channels_at_build():
      "b_init must be None when with_bias=False"),
 ])
 def test_constructor_errors(kwargs, match):
-  arguments = dict(output_channels=2, kernel_shape=3)
-  arguments.update(kwargs)
   with pytest.raises(ValueError, match=match):
-    snt.Conv2DTranspose(**arguments)
+    snt.Conv2DTranspose(**{"output_channels": 2, "kernel_shape": 3, **kwargs})

@@ -182,7 +182,5 @@ def test_kernel_larger_than_input():
      "b_init must be None when with_bias=False"),
 ])
 def test_constructor_errors(kwargs, match):
-  arguments = dict(kernel_shape=3)
-  arguments.update(kwargs)
   with pytest.raises(ValueError, match=match):
-    snt.DepthwiseConv2D(**arguments)
+    snt.DepthwiseConv2D(**{"kernel_shape": 3, **kwargs})
