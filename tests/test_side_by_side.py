@@ -30,6 +30,7 @@ from tests import error_cases
 from tests import sonnet_process
 from tests import test_signatures
 from tests.outside import framework
+from tests.outside import naming
 
 sonnet = pytest.importorskip("sonnet")
 
@@ -274,13 +275,7 @@ def test_mlp_layer_names_default_and_reversed():
 
 
 def _traced_op_names(lib):
-  class Scoped(lib.Module):
-
-    @tf.function
-    def __call__(self, x):
-      return tf.identity(x * 2., name="out")
-
-  module = Scoped(name="scoped")
+  module = naming.traced_module(lib, "scoped")
   concrete = module.__call__.get_concrete_function(tf.TensorSpec([1]))
   module(tf.ones([1]))  # The polymorphic function too.
   return [op.name for op in concrete.graph.get_operations()

@@ -195,15 +195,21 @@ def _(snt):
   return u.scope, _info(u.inner)
 
 
-@probe("tf_function_call_op_names")
-def _(snt):
+def traced_module(snt, name):
+  """A module whose `__call__` is a `tf.function` with an op named "out"."""
+
   class Traced(snt.Module):
 
     @tf.function
     def __call__(self, x):
       return tf.identity(x * 2., name="out")
 
-  m = Traced(name="traced")
+  return Traced(name=name)
+
+
+@probe("tf_function_call_op_names")
+def _(snt):
+  m = traced_module(snt, "traced")
   concrete = m.__call__.get_concrete_function(tf.TensorSpec([1]))
   return sorted(op.name for op in concrete.graph.get_operations())
 
