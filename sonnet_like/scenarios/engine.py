@@ -9,8 +9,9 @@ A scenario splits into a traced side and a Python side, like Keras'
   (`self.traced_step`) owns all of it: it compiles them into one `tf.function`
   of up to `steps_per_call` steps, and runs the forward pass in the
   precision, the loss scale, the NaN guard and the updates.
-- Python: the loop below, which splits calls at log/eval/save boundaries,
-  runs hooks, evaluations and checkpoints, and handles signals.
+- Python: the loop (`training_loop.py`), which splits calls at
+  log/eval/save boundaries, runs hooks, evaluations and checkpoints, and
+  handles signals.
 
 A subclass declares what it trains with `models()` and everything that
 decides the rest of the run with `trackables()`; the engine adds the step
@@ -35,34 +36,29 @@ them lazily inside it, and scale losses by the global batch size.
 
 import contextlib
 import os
-import sys
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 import tensorflow as tf
 
 from sonnet_like.core import arguments
-from sonnet_like.core import checks
 from sonnet_like.core import utils
-from sonnet_like.scenarios.run_folder import cluster
 from sonnet_like.scenarios import dry_run as dry_run_lib
 from sonnet_like.scenarios.compiled import guard as guard_lib
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios import hooks as hooks_lib
 from sonnet_like.scenarios.run_folder import keep_best as keep_best_lib
-from sonnet_like.scenarios.reporting import logs as logs_lib
 from sonnet_like.scenarios.compiled import runner as runner_lib
 from sonnet_like.scenarios.population import runner as population_runner
 from sonnet_like.scenarios.population import settings as population_lib
 from sonnet_like.scenarios.population import surface
 from sonnet_like.scenarios.compiled import precision as precision_lib
-from sonnet_like.scenarios.reporting import profiling
 from sonnet_like.scenarios import services
 from sonnet_like.scenarios.run_folder import run_settings
 from sonnet_like.scenarios import settings
 from sonnet_like.scenarios.run_folder import saved_run
 from sonnet_like.scenarios import schedules
 from sonnet_like.scenarios import seed as seed_lib
-from sonnet_like.scenarios.run_folder import signals
+from sonnet_like.scenarios import training_loop
 
 NonFiniteError = guard_lib.NonFiniteError
 
@@ -70,22 +66,6 @@ NO_EXPORT_ERROR = (
     "{owner}: export_dir is set but {owner} defines no export(directory). "
     "Override export(self, directory) (e.g. with snt.export.save_module) or "
     "drop export_dir.")
-
-RESUME_MESSAGE = (
-    "\n{owner}: caught {signal} at step {step}; {saved}. Run the same command "
-    "again to resume from there.")
-
-
-def _without_frames(error: Exception) -> Exception:
-  """A ValueError or TypeError raised while the step was traced, with the
-  message first: AutoGraph's "in user code:" frames (the chained original
-  keeps them) replaced by the innermost user frame."""
-  if type(error) not in (ValueError, TypeError) or not str(error).startswith(
-      "in user code:"):
-    return error
-  text = checks.error_text(error)
-  return type(error)(text.removeprefix(f"{type(error).__name__}: "))
-
 
 def _sonnet_aggregation(next_creator, **kwargs):
   # Sonnet optimizers assign to variables in replica context, which mirrored
@@ -367,21 +347,18 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     if final and self._finished is not None:
       self._finished.assign(True)  # In the checkpoint saved after this call.
 
-  # ---- The Python side. ----
+  @property
+  def stop_reason(self) -> str | None:
+    """Why `request_stop` ended training, or None."""
+    return self._stop_reason
 
-  def _calls_until_boundary(self, step: int) -> int:
-    boundary = self.num_steps
-    for every in (self.eval_every, self.save_every, self.log_every):
-      if every:
-        boundary = min(boundary, (step // every + 1) * every)
-    boundary = min([boundary, *profiling.edges(self.profile_steps, step)])
-    return min(boundary - step, self.steps_per_call)
+  # ---- The Python side. ----
 
   def run(self) -> history_lib.History:
     """Runs (or resumes) the loop; returns the `History`.
 
-    Three phases: `_restore` (state, checkpoint, "already done?"), `_train`
-    (the loop, hooks, signals) and `SavedRun.finish` (the last save). The
+    Three phases: `_restore` (state, checkpoint, "already done?"),
+    `training_loop.train` (the loop, hooks, signals) and `SavedRun.finish` (the last save). The
     scenario's seed is TensorFlow's global seed meanwhile (the user's is
     put back after): modules without variables yet are built from it.
     """
@@ -405,7 +382,11 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
         saved = self._restore(cleanup)
         done = saved is None
         if not done:
-          self._train(saved)
+          state = [value for name, value in self._run_state().items()
+                   if name != "data"]  # The iterator cannot roll back.
+          training_loop.train(
+              self, saved, state,
+              type(self).next_inputs is not Scenario.next_inputs)
           saved.finish(self.step, self._stop_reason or "done")
       keep_best_lib.export_at_end(self, missing_only=done)
     return self.history
@@ -460,81 +441,3 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
                 f"{self.step}.")
     self.history.stop_reason = ""
     return saved
-
-  def _train(self, saved: saved_run.SavedRun) -> None:
-    """The loop with its hooks; on SIGTERM/Ctrl-C, saves and exits."""
-    state = [value for name, value in self._run_state().items()
-             if name != "data"]  # The iterator cannot be rolled back.
-    own_inputs = type(self).next_inputs is not Scenario.next_inputs
-    iterator = self.runner.batches(
-        None if self._feed is None else self._feed.iterator, own_inputs)
-    self.train_function = self.traced_step.compile(
-        self, state, next_inputs=self.next_inputs if own_inputs else None,
-        iterator=iterator)
-    with signals.catch_stop_signals(
-        self.catch_signals, agree=cluster.agreement(self.strategy),
-        watcher=self.termination_watcher) as caught:
-      for hook in saved.hooks:
-        hook.begin(self)
-      path = None
-      try:
-        with cluster.names_a_lost_worker(type(self).__name__, self.strategy):
-          self._loop(saved, caught)
-          if caught:  # Saved before hooks end (EarlyStopping may restore).
-            self.history.stop_reason = caught.signal_name
-            path = saved.save(self.step)
-      finally:
-        for hook in saved.hooks:
-          hook.end(self)
-      if caught:
-        saved = f"saved {path}" if path else "nothing was saved (no save_dir)"
-        self.say(RESUME_MESSAGE.format(owner=type(self).__name__,
-                                        signal=caught.signal_name,
-                                        step=self.step, saved=saved))
-        sys.exit(caught.exit_code)
-
-  def _loop(self, saved: saved_run.SavedRun, caught: Any) -> None:
-    step = self.step
-    sizes: dict[int, tf.Tensor] = {}  # Reused: no new tensor per call.
-    rate = logs_lib.StepRate(step, self.log_every)
-    # The one trace, called directly: skips tf.function's per-call dispatch
-    # (~10% of a small model's step at steps_per_call=1).
-    try:
-      call = self.train_function.get_concrete_function(
-          tf.TensorSpec([], tf.int32))
-    except (ValueError, TypeError) as error:
-      clean = _without_frames(error)
-      if clean is error:
-        raise
-      raise clean from error
-    while (step < self.num_steps and self._stop_reason is None and
-           not caught.agreed()):
-      n = self._calls_until_boundary(step)
-      if n not in sizes:
-        sizes[n] = tf.constant(n, tf.int32)
-      try:
-        logs, finite = call(sizes[n])
-      except tf.errors.OpError as error:
-        replaced = self.runner.call_error(error)
-        if replaced is error:
-          raise
-        raise replaced from error
-      logs, per_copy = self.runner.split_logs(logs)
-      if not (bool(finite) or self.on_nonfinite == "skip"):
-        raise self.traced_step.nonfinite_error(saved.latest, step, n)
-      step += n
-      logs = logs_lib.Logs(logs, per_copy)
-      rate.add_to(logs, step)
-      if self.on_nonfinite == "skip":
-        logs.extra["skipped"] = lambda: float(self.skipped_steps)
-      at_end = step >= self.num_steps
-      if at_end or (self.eval_every and step % self.eval_every == 0):
-        with self.ema_weights():
-          metrics = self.runner.evaluate()
-        if metrics is not None:
-          for hook in saved.hooks:
-            hook.eval_end(self, step, metrics)
-      for hook in saved.hooks:
-        hook.step_end(self, step, logs)
-      if self.save_every and step % self.save_every == 0:
-        saved.save(step)

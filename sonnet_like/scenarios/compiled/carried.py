@@ -58,14 +58,9 @@ def carried_by(carrier: Carrier) -> Iterator[None]:
 
 
 def while_loop(cond: Callable[..., Any], body: Callable[..., Any],
-               loop_vars: Any, shape_invariants: Any = None,
-               parallel_iterations: int = 10,
-               maximum_iterations: Any = None,
-               name: str | None = None) -> Any:
-  """`tf.while_loop` (its arguments and result), through the carrier."""
-  kwargs = dict(shape_invariants=shape_invariants,
-                parallel_iterations=parallel_iterations,
-                maximum_iterations=maximum_iterations, name=name)
+               loop_vars: Any, **kwargs: Any) -> Any:
+  """`tf.while_loop` (its arguments, `shape_invariants`,
+  `maximum_iterations`, ..., and its result), through the carrier."""
   carrier = _INSTALLED.carrier
   if carrier is None:
     return tf.while_loop(cond, body, loop_vars, **kwargs)

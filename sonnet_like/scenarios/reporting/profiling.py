@@ -4,7 +4,7 @@
 up to `stop` (`stop - start` steps) with `tf.profiler.experimental` into
 the run's TensorBoard logs, `save_dir/logs/plugins/profile/<time>/
 <host>.xplane.pb`. The loop cuts its compiled calls at `start` and `stop`
-(`Scenario._calls_until_boundary`), so the window is exact whatever
+(`training_loop._calls_until_boundary`), so the window is exact whatever
 `steps_per_call`. The chief alone profiles (its host). A run resumed inside
 the window is traced from the resumed step to `stop`. TensorBoard shows
 the trace in its Profile tab, which needs `pip install

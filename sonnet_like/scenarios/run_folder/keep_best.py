@@ -19,7 +19,6 @@ evaluation so far; the rest of the state is the run's then. `best.json`
 adds each member's best `values` and `steps`.
 """
 
-import contextlib
 import json
 from typing import Any, Callable
 
