@@ -32,6 +32,18 @@ from sonnet_like.core.tf_private import graphs
 from sonnet_like.core.tf_private import pfor
 
 _WHILE_OPS = ("While", "StatelessWhile")
+_PYTHON_OPS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
+# The names `GymEnvironment` (envs/gym_adapter.py) gives its ops.
+_GYM_OPS = ("gym_reset", "gym_observation", "gym_step")
+
+GYM_ERROR = (
+    "{owner}: population= trains its members in one compiled call, but the "
+    "step steps a gymnasium environment in Python (a GymEnvironment), which "
+    "all members would share: none would be its solo run. Train on an "
+    "in-graph environment (env=snt.envs.make(id, in_graph=True): "
+    "CartPole-v1, Pendulum-v1, Acrobot-v1, MountainCar-v0 and "
+    "MountainCarContinuous-v0 have one), or train the members one at a "
+    "time.")
 
 
 def unconvertible(op: tf.Operation) -> bool:
@@ -53,14 +65,18 @@ def unconvertible(op: tf.Operation) -> bool:
           and not op.op_def.is_stateful and not variants)
 
 
-def mark_graph(graph: Any) -> None:
+def mark_graph(graph: Any, owner: str) -> None:
   """Gives every loop in `graph` and in the functions its ops call (loop
   bodies, branches) the lockstep conversion, and the ops
-  `unconvertible` finds `per_iteration.convert`."""
+  `unconvertible` finds `per_iteration.convert`; refuses a gymnasium
+  environment's step (`owner`, the scenario's name, for the error)."""
   seen = set()
 
   def walk(g):
     for op in g.get_operations():
+      if op.type in _PYTHON_OPS and op.name.rsplit("/", 1)[-1].startswith(
+          _GYM_OPS):
+        raise ValueError(GYM_ERROR.format(owner=owner))
       if op.type in _WHILE_OPS:
         pfor.set_converter(op, _lockstep)
       elif unconvertible(op):

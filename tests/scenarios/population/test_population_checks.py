@@ -101,3 +101,21 @@ def test_as_member_answers_with_the_members_settings_too():
       assert sweep.seed == 0
   with pytest.raises(ValueError, match=r"scenario.optimizer has no single"):
     sweep.optimizer.learning_rate  # pylint: disable=pointless-statement
+
+
+@pytest.mark.parametrize("algorithm", ["PPO", "DQN"])
+def test_a_gymnasium_environment_in_a_population_is_refused(algorithm):
+  # Its members would all step one Python environment (before, they trained
+  # silently, none equal to its solo run).
+  pytest.importorskip("gymnasium")
+  recipe = getattr(snt.scenarios, algorithm).recipe("CartPole-v1")
+  scenario = recipe.scenario(num_env_steps=256, progress=False,
+                             population=[0, 1])
+  networks = recipe.networks() if algorithm == "PPO" else (
+      recipe.q_network(),)
+  with pytest.raises(ValueError, match=(
+      rf"^{algorithm}: population= trains its members in one compiled call, "
+      r"but the step steps a gymnasium environment in Python .*"
+      r"snt\.envs\.make\(id, in_graph=True\)")):
+    scenario(*networks, recipe.optimizer(), env="CartPole-v1")
+  assert scenario.step == 0  # Refused at the first trace, before a step.
