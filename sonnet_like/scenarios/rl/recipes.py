@@ -3,7 +3,9 @@
 A `Recipe` holds a scenario's keyword arguments, the learning rate of its
 optimizer and the shape of its networks, for one task (a gymnasium id; the
 same settings serve the in-graph version, `snt.envs.make(id,
-in_graph=True)`). Get one from the scenario, then override what you like:
+in_graph=True)`, where there is one: the MuJoCo tasks and Atari games
+step in Python only, and `recipe.env()` gives what to train them on).
+Get one from the scenario, then override what you like:
 
     >>> import sonnet_like as snt
     >>> recipe = snt.scenarios.PPO.recipe("Pendulum-v1")
