@@ -10,6 +10,7 @@ is not installed (`pip install sonnet_like[mujoco]`), the Atari tests when
 ale-py or OpenCV is not (`[atari]`).
 """
 
+import dataclasses
 import importlib.util
 
 import numpy as np
@@ -112,6 +113,8 @@ def test_ppo_mujoco_recipes_have_the_zoo_settings(task):
       zoo["learning_rate"])
   assert ppo.log_std_init == zoo["log_std_init"]
   assert recipe.orthogonal_init == zoo["ortho_init"]
+  # Without SB3's ortho_init, PyTorch's default initialisation.
+  assert recipe.pytorch_init == (not zoo["ortho_init"])
   assert (recipe.activation, recipe.hidden) == (zoo["activation_fn"],
                                                 zoo["net_arch"])
   # The zoo's `normalize: true` is VecNormalize: observations and rewards.
@@ -154,6 +157,7 @@ def test_sac_and_td3_mujoco_recipes_have_the_zoo_settings(task):
   assert td3_recipe.hidden == zoo["net_arch"]
   for recipe in (sac_recipe, td3_recipe):
     assert recipe.activation == "relu" and not recipe.orthogonal_init
+    assert recipe.pytorch_init  # SB3's networks: PyTorch's nn.Linear.
 
 
 @pytest.mark.parametrize("task", MUJOCO)
@@ -169,6 +173,26 @@ def test_mujoco_networks_fit_the_tasks(task):
     assert actor(observations).shape == [3, outputs], algo
     critic_input = observations if algo == "PPO" else with_actions
     assert critic(critic_input).shape == [3, 1], algo
+
+
+def test_pytorch_init_draws_weights_as_nn_linear():
+  tf.random.set_seed(0)
+  actor, critic = snt.scenarios.SAC.recipe("HalfCheetah-v5").networks()
+  actor(tf.zeros([1, 17]))
+  critic(tf.zeros([1, 23]))
+  for variable in actor.trainable_variables + critic.trainable_variables:
+    values = variable.numpy()
+    if variable.shape.rank == 1:
+      assert not values.any(), variable.name  # Biases start at zero.
+      continue
+    # Uniform in +-1/sqrt(fan_in): the range is nearly filled.
+    bound = 1.0 / np.sqrt(variable.shape[0])
+    assert np.abs(values).max() <= bound, variable.name
+    assert np.abs(values).max() > 0.95 * bound, variable.name
+  recipe = snt.scenarios.PPO.recipe("Walker2d-v5")
+  with pytest.raises(ValueError, match=r"^Recipe PPO 'Walker2d-v5': "
+                     "orthogonal_init and pytorch_init are exclusive"):
+    dataclasses.replace(recipe, pytorch_init=True)
 
 
 # ---- MuJoCo: a few hundred steps of each algorithm. ----
