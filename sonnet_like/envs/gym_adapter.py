@@ -29,6 +29,15 @@ NO_SPEC_ERROR = (
     "gymnasium.make). Pass a zero-argument factory instead, e.g. "
     "GymEnvironment(lambda: MyEnv(), num_envs={num_envs}).")
 
+COPY_ERROR = (
+    "GymEnvironment: a copy makes its environments again, which {vector!r} "
+    "cannot be (a VectorEnv or an Env without a spec); pass a gymnasium id "
+    "or a zero-argument factory instead.")
+
+# The names of the ops the TensorFlow side makes (a caller vectorising a
+# step over several copies finds them by name).
+OP_NAMES = ("gym_reset", "gym_observation", "gym_step")
+
 NO_RESET_MASK_ERROR = (
     "GymEnvironment: the VectorEnv {vector} resets ended environments on the "
     "next step (autoreset mode {mode}) and cannot reset them selectively with "
@@ -116,6 +125,7 @@ class GymEnvironment(base.Environment):
       raise ValueError(f"GymEnvironment: seed must be an int, got {seed!r}.")
     self._seed = int(seed)
     self._envs, self._vector = None, None
+    self._made_from = (env_or_id, num_envs)  # Made again by `__deepcopy__`.
     source = env_or_id
     if isinstance(source, str):
       self._envs = [gym.make(source) for _ in range(num_envs or 1)]
@@ -172,6 +182,35 @@ class GymEnvironment(base.Environment):
 
   def __repr__(self) -> str:
     return f"GymEnvironment({self.env_name!r}, num_envs={self.num_envs})"
+
+  def __deepcopy__(self, memo: dict[int, Any]) -> "GymEnvironment":
+    """New environments made as these were (from the id, the Env's spec or
+    the factory; gymnasium's state is not copied), with the same seed: a
+    copy starts its own episodes at its first reset."""
+    gym = import_gymnasium()
+    source, num_envs = self._made_from
+    if isinstance(source, gym.vector.VectorEnv):
+      raise TypeError(COPY_ERROR.format(vector=source))
+    if isinstance(source, gym.Env):
+      spec = source.spec
+      if spec is None:
+        raise TypeError(COPY_ERROR.format(vector=source))
+      source = lambda: gym.make(spec)  # pylint: disable=unnecessary-lambda-assignment
+    made = GymEnvironment(source, num_envs, self._seed, self.name)
+    memo[id(self)] = made
+    return made
+
+  # Python side, as the TensorFlow side's ops call it (a caller stepping
+  # several batches in one op calls it too).
+
+  def python_step(self, action: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`step` in NumPy: observation, reward, terminated, truncated, final
+    observation."""
+    return self._py_step(action)
+
+  def python_observation(self) -> np.ndarray:
+    """`observation` in NumPy (resetting first if nothing was reset)."""
+    return self._py_observation()
 
   # Python side, called through tf.numpy_function.
 

@@ -23,23 +23,24 @@ the `WrappedTensor`s it returns are read here by their fields `t` and
 `is_stacked`.
 """
 
-from typing import Any
+from typing import Any, Sequence
 
 import tensorflow as tf
 
 from sonnet_like.core import per_iteration
 from sonnet_like.core.tf_private import graphs
 from sonnet_like.core.tf_private import pfor
+from sonnet_like.envs import gym_adapter
+from sonnet_like.scenarios.population import python_envs
 
 _WHILE_OPS = ("While", "StatelessWhile")
 _PYTHON_OPS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
-# The names `GymEnvironment` (envs/gym_adapter.py) gives its ops.
-_GYM_OPS = ("gym_reset", "gym_observation", "gym_step")
 
 GYM_ERROR = (
     "{owner}: population= trains its members in one compiled call, but the "
-    "step steps a gymnasium environment in Python (a GymEnvironment), which "
-    "all members would share: none would be its solo run. Train on an "
+    "step steps a gymnasium environment in Python (a GymEnvironment) that "
+    "is not one of the members' own (not in trackables()), so all members "
+    "would share it: none would be its solo run. Track it, train on an "
     "in-graph environment (env=snt.envs.make(id, in_graph=True): "
     "CartPole-v1, Pendulum-v1, Acrobot-v1, MountainCar-v0 and "
     "MountainCarContinuous-v0 have one), or train the members one at a "
@@ -65,18 +66,33 @@ def unconvertible(op: tf.Operation) -> bool:
           and not op.op_def.is_stateful and not variants)
 
 
-def mark_graph(graph: Any, owner: str) -> None:
+def _gym_kind(op: tf.Operation) -> str | None:
+  """Which `GymEnvironment` op `op` is ("gym_step", ...), or None."""
+  if op.type not in _PYTHON_OPS:
+    return None
+  name = op.name.rsplit("/", 1)[-1]
+  return next((kind for kind in gym_adapter.OP_NAMES
+               if name == kind or name.startswith(kind + "_")), None)
+
+
+def mark_graph(graph: Any, owner: str, gym_envs: Sequence[Any] | None
+               ) -> None:
   """Gives every loop in `graph` and in the functions its ops call (loop
-  bodies, branches) the lockstep conversion, and the ops
-  `unconvertible` finds `per_iteration.convert`; refuses a gymnasium
-  environment's step (`owner`, the scenario's name, for the error)."""
+  bodies, branches) the lockstep conversion, the ops `unconvertible`
+  finds `per_iteration.convert`, and a gymnasium environment's ops the
+  conversion that steps the members' own (`gym_envs`, in member order;
+  `python_envs.py`). Without them such an op is refused (`owner`, the
+  scenario's name, for the error)."""
   seen = set()
 
   def walk(g):
     for op in g.get_operations():
-      if op.type in _PYTHON_OPS and op.name.rsplit("/", 1)[-1].startswith(
-          _GYM_OPS):
-        raise ValueError(GYM_ERROR.format(owner=owner))
+      kind = _gym_kind(op)
+      if kind is not None:
+        if gym_envs is None:
+          raise ValueError(GYM_ERROR.format(owner=owner))
+        pfor.set_converter(op, python_envs.converter(owner, kind, gym_envs))
+        continue
       if op.type in _WHILE_OPS:
         pfor.set_converter(op, _lockstep)
       elif unconvertible(op):

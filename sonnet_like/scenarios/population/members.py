@@ -20,6 +20,7 @@ import tensorflow as tf
 from sonnet_like.core import utils
 from sonnet_like.core.tf_private import eager
 from sonnet_like.core.tf_private import modules as tf_modules
+from sonnet_like.envs import gym_adapter
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios.population import replicas
@@ -254,6 +255,9 @@ class _Untracked:
     # What the attributes that build() sets held before it (None): a new
     # run of the scenario starts from them.
     self.before_build: dict[str, Any] = {}
+    # The members' own copies of the one gymnasium environment of the
+    # state, in member order (`python_envs.py`), or None.
+    self.gym_envs: list[Any] | None = None
 
 
 class Members(tf.Module):
@@ -376,6 +380,10 @@ class Members(tf.Module):
     parts = _Untracked(templates, template_variables, template_stand_ins,
                        copies, copy_variables, stand_ins)
     parts.before_build = {name: before.get(name) for name in template_built}
+    gym_keys = [key for key, value in by_id.items()
+                if isinstance(value, gym_adapter.GymEnvironment)]
+    if len(gym_keys) == 1:  # Each member steps its own (`python_envs`).
+      parts.gym_envs = [objects[gym_keys[0]] for objects in copies]
     return cls(population, parts)
 
   def templates_in(self, scenario: Any) -> contextlib.AbstractContextManager:
@@ -414,6 +422,11 @@ class Members(tf.Module):
         (owner, name, value) for name, value in self.population.group(index)
         for owner in (optimizers if name == "learning_rate" else [scenario])):
       yield
+
+  @property
+  def gym_envs(self) -> list[Any] | None:
+    """Each member's own gymnasium environment (the state's one), or None."""
+    return self._parts.gym_envs
 
   @property
   def speaking(self) -> bool:

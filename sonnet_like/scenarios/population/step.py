@@ -236,7 +236,8 @@ def vectorized(members: members_lib.Members, scenario: Any,
       new_values = [members.templates[i].tensor_value for i in carried]
       written = [list(w) for w in written]
     # Loops all members run alike vectorise as one loop (XLA compiles it).
-    lockstep.mark_graph(tf.compat.v1.get_default_graph(), owner)
+    lockstep.mark_graph(tf.compat.v1.get_default_graph(), owner,
+                        members.gym_envs)
     return dict(logs), finite, new_values, written
 
   @autograph.as_written

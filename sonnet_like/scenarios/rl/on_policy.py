@@ -166,10 +166,10 @@ class OnPolicy(engine.Scenario):
     return named
 
   def trackables(self):
-    named = dict(self.models(), optimizer=self.optimizer,
+    # The environment too (a gymnasium one holds no variables): each copy
+    # of a run (a population's member) has its own.
+    named = dict(self.models(), optimizer=self.optimizer, env=self.env,
                  episode_stats=self.stats)
-    if self.env.in_graph:
-      named["env"] = self.env
     if self.normalizer is not None:
       named["observation_normalizer"] = self.normalizer
     if self.reward_scaler is not None:

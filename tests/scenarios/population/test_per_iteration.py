@@ -28,7 +28,7 @@ def _loops_and_values(marked):
   def member(grad):
     value = _penalised(grad)
     if marked:
-      lockstep.mark_graph(tf.compat.v1.get_default_graph())
+      lockstep.mark_graph(tf.compat.v1.get_default_graph(), "test", None)
     return value
 
   compiled = tf.function(lambda: vectorize.vectorized_map(member, grads, 3))

@@ -232,7 +232,7 @@ def test_a_loop_every_member_runs_alike_is_one_loop_xla_compiles():
           lambda t, *_: t < 4, body,
           (tf.constant(0), tf.constant(0.0), tf.TensorArray(tf.float32, 4)))
       if marked:
-        lockstep.mark_graph(tf.compat.v1.get_default_graph())
+        lockstep.mark_graph(tf.compat.v1.get_default_graph(), "test", None)
       return total, steps.stack()
     return member
 
@@ -262,7 +262,7 @@ def test_a_loop_whose_condition_is_each_member_s_keeps_each_own_end():
                              lambda t, total: (t + 1, total + tf.pow(
                                  2.0, tf.cast(t, tf.float32))),
                              (tf.constant(0), tf.constant(0.0)))
-    lockstep.mark_graph(tf.compat.v1.get_default_graph())
+    lockstep.mark_graph(tf.compat.v1.get_default_graph(), "test", None)
     return total
 
   limits = tf.constant([1, 4, 0])

@@ -22,8 +22,9 @@ def test_a_gymnasium_id_is_made_twice_training_and_evaluation():
   assert ppo.eval_env is not ppo.env and ppo.eval_env.num_envs == 3
   assert history.eval["length"][-1] >= 8  # CartPole lasts >= 8 steps.
   assert history.train["env_steps"][-1] == 64
-  # A gymnasium environment keeps its state in Python: not checkpointed.
-  assert "env" not in ppo.trackables()
+  # A gymnasium environment keeps its state in Python: it is in the state
+  # (a population's member gets its own) but checkpoints no variable.
+  assert ppo.trackables()["env"] is ppo.env and not ppo.env.variables
 
 
 def test_an_in_graph_environment_is_checkpointed_and_reset_with_the_seed():

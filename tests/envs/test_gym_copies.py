@@ -1,0 +1,47 @@
+"""`copy.deepcopy` of a `GymEnvironment` makes its environments again (a
+population's member gets its own), and the NumPy side a vectorised step
+calls is `step`'s."""
+
+import copy
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import sonnet_like as snt
+
+gymnasium = pytest.importorskip("gymnasium")
+
+
+def test_a_copy_has_environments_of_its_own_that_play_as_the_original():
+  env = snt.envs.make("CartPole-v1", num_envs=2, seed=3)
+  made = copy.deepcopy(env)
+  assert made is not env and made._envs[0] is not env._envs[0]  # pylint: disable=protected-access
+  assert made.num_envs == 2 and made.observation_spec == env.observation_spec
+  np.testing.assert_array_equal(made.reset(seed=5), env.reset(seed=5))
+  for action in ([0, 1], [1, 1], [0, 0]):
+    ours = env.step(tf.constant(action))
+    theirs = made.python_step(np.array(action))  # The NumPy side.
+    for got, want in zip(theirs, ours):
+      np.testing.assert_array_equal(got, want.numpy())
+  env.step(tf.constant([1, 1]))  # Stepping one leaves the other as it was.
+  np.testing.assert_array_equal(made.python_observation(),
+                                made.observation().numpy())
+
+
+def test_a_copy_of_an_env_made_from_an_instance_uses_its_spec():
+  env = snt.envs.GymEnvironment(gymnasium.make("CartPole-v1"), seed=1)
+  made = copy.deepcopy(env)
+  assert made.env_name == "CartPole-v1"
+  np.testing.assert_array_equal(made.reset(seed=2), env.reset(seed=2))
+
+
+def test_a_vector_env_cannot_be_copied_and_says_what_to_pass():
+  vector = gymnasium.vector.SyncVectorEnv(
+      [lambda: gymnasium.make("CartPole-v1")] * 2,
+      autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+  env = snt.envs.GymEnvironment(vector)
+  with pytest.raises(TypeError, match=r"^GymEnvironment: a copy makes its "
+                     r"environments again, which .* cannot be .* pass a "
+                     r"gymnasium id or a zero-argument factory instead"):
+    copy.deepcopy(env)
