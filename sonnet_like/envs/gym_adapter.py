@@ -10,6 +10,7 @@ variables, so it is not checkpointed: a run resumed from a checkpoint starts
 new episodes in its gymnasium environments.
 """
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -192,10 +193,9 @@ class GymEnvironment(base.Environment):
     if isinstance(source, gym.vector.VectorEnv):
       raise TypeError(COPY_ERROR.format(vector=source))
     if isinstance(source, gym.Env):
-      spec = source.spec
-      if spec is None:
+      if source.spec is None:
         raise TypeError(COPY_ERROR.format(vector=source))
-      source = lambda: gym.make(spec)  # pylint: disable=unnecessary-lambda-assignment
+      source = functools.partial(gym.make, source.spec)
     made = GymEnvironment(source, num_envs, self._seed, self.name)
     memo[id(self)] = made
     return made

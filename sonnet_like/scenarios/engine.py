@@ -67,6 +67,7 @@ NO_EXPORT_ERROR = (
     "Override export(self, directory) (e.g. with snt.export.save_module) or "
     "drop export_dir.")
 
+
 def _sonnet_aggregation(next_creator, **kwargs):
   # Sonnet optimizers assign to variables in replica context, which mirrored
   # variables only allow with an aggregation (as Sonnet's Replicator does).
@@ -358,9 +359,10 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     """Runs (or resumes) the loop; returns the `History`.
 
     Three phases: `_restore` (state, checkpoint, "already done?"),
-    `training_loop.train` (the loop, hooks, signals) and `SavedRun.finish` (the last save). The
-    scenario's seed is TensorFlow's global seed meanwhile (the user's is
-    put back after): modules without variables yet are built from it.
+    `training_loop.train` (the loop, hooks, signals) and `SavedRun.finish`
+    (the last save). The scenario's seed is TensorFlow's global seed
+    meanwhile (the user's is put back after): modules without variables yet
+    are built from it.
     """
     with seed_lib.global_seed(self.seed):
       try:

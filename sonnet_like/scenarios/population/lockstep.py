@@ -48,9 +48,9 @@ GYM_ERROR = (
 
 
 def unconvertible(op: tf.Operation) -> bool:
-  """Whether `op` should be made per member (`per_iteration.convert`): an op that pfor
-  has no conversion for (it would run it in a `While` over the members)
-  and that changes no state (its copies may run in any order), or a branch
+  """Whether `op` should be made per member (`per_iteration.convert`): an
+  op that pfor has no conversion for (it would run it in a `While` over the
+  members) and that changes no state (its copies may run in any order), or a branch
   (`If`) passing variants (a model's tensor `if`: the intermediates its
   gradient reads, which pfor's conversion loses; an assert or print in it
   runs once per member). Only an op whose outputs have known shapes (they
