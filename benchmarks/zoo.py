@@ -36,9 +36,9 @@ a note.
 
 `--population N` trains each row's N seeds (`--seed_list`, or 0..N-1) as
 one population (`recipe.scenario(population=seeds)`): one process, every
-member's step in one compiled call, on the in-graph environment only (a
-gymnasium environment steps in Python, outside the compiled call, so it
-cannot run once per member inside it). Its wall time is the whole
+member's step in one compiled call, on the in-graph environment (a
+population on gymnasium environments, each member stepping its own copy,
+is `benchmarks/population_gym.py`'s). Its wall time is the whole
 population's (tracing included). Member i is the run of seed i (equal to
 the solo run within float rounding, which grows over a whole budget), and
 its greedy policy is evaluated as a solo run of that seed is (same
@@ -651,9 +651,9 @@ def main(argv=None):
   if args.population is not None:
     if "gym" in args.modes:
       parser.error(
-          "--population trains in-graph only: a gymnasium environment "
-          "steps in Python, outside the compiled call, so it cannot run "
-          "once per member inside it; use --modes in_graph")
+          "--population trains on the in-graph environment here (a "
+          "population on gymnasium environments: "
+          "benchmarks/population_gym.py); use --modes in_graph")
     if args.population < 1:
       parser.error(f"--population takes a positive count, got "
                    f"{args.population}")
