@@ -59,6 +59,7 @@ class PopulationRunner(runner.Runner):
     # Each member's build, then the templates'.
     self.builds_per_run = self.population.size + 1
     self.data_seeds = list(self.population.seeds)
+    self.updates = updates.MemberUpdates(scenario.on_nonfinite == "skip")
 
   @property
   def storage(self) -> members_lib.Members | None:
@@ -73,9 +74,6 @@ class PopulationRunner(runner.Runner):
     self.members = members_lib.Members.build(scenario, self.population)
     cleanup.enter_context(self.members.templates_in(scenario))
     step.check_settings(scenario, self.members)
-    self.updates = updates.MemberUpdates(
-        scenario.on_nonfinite == "skip",
-        scenario.strategy.num_replicas_in_sync)
 
   def named_state(self) -> dict[str, Any]:
     return {"population": self.members}

@@ -20,12 +20,12 @@ from sonnet_like.scenarios.updates import policy
 
 
 class MemberUpdates(policy.UpdatePolicy):
-  """Args: skips: `on_nonfinite="skip"`; replicas: the strategy's."""
+  """Args: skips: `on_nonfinite="skip"`."""
 
   applies_accumulated_sums = True
 
-  def __init__(self, skips: bool, replicas: int):
-    self.skips, self.replicas = skips, replicas
+  def __init__(self, skips: bool):
+    self.skips = skips
 
   def cond(self, ok, apply, skip):
     return control_flow.cond(ok, apply, skip, per_member=True)
@@ -34,4 +34,6 @@ class MemberUpdates(policy.UpdatePolicy):
     return scale is None and not self.skips
 
   def summed(self, tensors):
-    return replicas_lib.summed(tensors) if self.replicas > 1 else tensors
+    # The tensors themselves unless the member's step runs on several
+    # replicas (`replicas.member_step`).
+    return replicas_lib.summed(tensors)
