@@ -38,6 +38,7 @@ from sonnet_like.scenarios.rl.parts import episodes
 from sonnet_like.scenarios.rl.parts import normalization
 from sonnet_like.scenarios.rl.parts import policies
 from sonnet_like.scenarios.rl.parts import rollout
+from sonnet_like.scenarios.rl.parts import shared_torso
 
 
 class Experience(NamedTuple):
@@ -239,6 +240,20 @@ class OnPolicy(engine.Scenario):
     observations) as float32 `[batch]` (`build` checked its outputs are
     `[batch]` or `[batch, 1]`)."""
     return tf.cast(tf.reshape(self.call_critic(inputs), [-1]), tf.float32)
+
+  def actor_and_values(self, inputs: tf.Tensor) -> tuple[Any, tf.Tensor]:
+    """Traced: the actor's outputs and the critic's values (float32
+    `[batch]`) on the same network inputs, in the step's precision; a
+    torso both networks begin with runs once (`parts.shared_torso`)."""
+    parts = shared_torso.split(self.actor, self.critic)
+    if parts is None:
+      return self.call_actor(inputs), self.values_of_inputs(inputs)
+
+    def both(x):
+      return shared_torso.run(parts, x)
+    outputs, values = autograph.user_call(self.in_precision(self.actor, both))(
+        inputs)
+    return outputs, tf.cast(tf.reshape(values, [-1]), tf.float32)
 
   def act(self, observation: Any, greedy: bool = True) -> tf.Tensor:
     """Actions of the trained policy, ready for the environment.

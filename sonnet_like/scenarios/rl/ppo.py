@@ -285,7 +285,7 @@ class PPO(on_policy.OnPolicy):
       advantages = (advantages - mean) / (tf.sqrt(variance) + 1e-8)
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
-      outputs = self.call_actor(inputs)
+      outputs, values = self.actor_and_values(inputs)
       log_prob, entropy = self.policy.evaluate(outputs, actions, inputs)
       log_ratio = log_prob - old_log_probs
       ratio = tf.exp(log_ratio)
@@ -294,8 +294,6 @@ class PPO(on_policy.OnPolicy):
                                  tf.cast(1.0 + clip_ratio, tf.float32))
       policy_loss = -tf.reduce_mean(tf.minimum(ratio * advantages,
                                                clipped * advantages))
-      # `values_of_inputs`, written out: the whole loss in one place.
-      values = tf.cast(tf.reshape(self.call_critic(inputs), [-1]), tf.float32)
       value_loss = 0.5 * tf.reduce_mean(tf.square(values - targets))
       entropy = tf.reduce_mean(entropy)
       loss = policy_loss + self.value_coef * value_loss

@@ -112,9 +112,8 @@ class REINFORCE(on_policy.OnPolicy):
     actions = experience.actions
     variables = self.variables_to_train
     with tf.GradientTape() as tape:
-      distribution = self.policy.distribution(
-          self.call_actor(experience.inputs), experience.inputs)
-      values = self.values_of_inputs(experience.inputs)
+      outputs, values = self.actor_and_values(experience.inputs)
+      distribution = self.policy.distribution(outputs, experience.inputs)
       advantages = tf.stop_gradient(targets - values)
       if self.normalize_advantages:  # Mean 0, standard deviation 1.
         mean, variance = tf.nn.moments(advantages, axes=[0])
