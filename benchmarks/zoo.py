@@ -36,10 +36,10 @@ a note.
 
 `--population N` trains each row's N seeds (`--seed_list`, or 0..N-1) as
 one population (`recipe.scenario(population=seeds)`): one process, every
-member's step in one compiled call, on the in-graph environment (a
-population on gymnasium environments, each member stepping its own copy,
-is `benchmarks/population_gym.py`'s). Its wall time is the whole
-population's (tracing included). Member i is the run of seed i (equal to
+member's step in one compiled call, on the in-graph environment (the
+default with `--population`) or with `--modes gym` on gymnasium's, each
+member stepping its own copy (so MuJoCo and Atari rows have populations
+too). Its wall time is the whole population's (tracing included). Member i is the run of seed i (equal to
 the solo run within float rounding, which grows over a whole budget), and
 its greedy policy is evaluated as a solo run of that seed is (same
 episodes, same starts), so the figures compare with solo runs'. The row
@@ -52,7 +52,7 @@ MuJoCo (`sac-`, `td3-`, `ppo-HalfCheetah-v5`, `-Hopper-v5`,
 `-Walker2d-v5`; `pip install sonnet_like[mujoco]`) and Atari
 (`ppo-`, `dqn-BreakoutNoFrameskip-v4`, `-PongNoFrameskip-v4`;
 `sonnet_like[atari]`) rows step gymnasium only (`--modes gym`; in_graph
-and `--population` are skipped with a note). Atari trains on
+is skipped with a note). Atari trains on
 `snt.envs.atari(task, training=True)` (SB3 on its `AtariWrapper` with 4
 stacked frames, as the zoo) and both are evaluated on
 `snt.envs.atari(task)`: whole games, unclipped scores.
@@ -348,28 +348,29 @@ def _trained(row: ZooRow, changes: dict[str, Any], who: dict[str, Any],
   return seconds, scenario
 
 
-def population_folder(save_dir: str, row: ZooRow, seeds: list[int],
+def population_folder(save_dir: str, row: ZooRow, mode: str, seeds: list[int],
                       steps: int | None, changes: dict[str, Any]) -> str:
   """The folder of one population of ours under `save_dir`."""
-  folder = run_folder(save_dir, row, "in_graph", 0, steps, changes)
+  folder = run_folder(save_dir, row, mode, 0, steps, changes)
   return folder.replace("-seed0", "-population" + "_".join(map(str, seeds)),
                         1)
 
 
-def train_population(row: ZooRow, seeds: list[int], steps: int | None,
-                     steps_per_call: int,
+def train_population(row: ZooRow, mode: str, seeds: list[int],
+                     steps: int | None, steps_per_call: int,
                      changes: dict[str, Any] | None = None,
                      save_dir: str | None = None) -> tuple[float, Any]:
   """Trains our recipe for `row` once per seed of `seeds`, as one
-  population on the in-graph environment; (wall seconds, the scenario).
+  population on the in-graph environment or (`mode` "gym") on gymnasium's,
+  each member stepping its own copy; (wall seconds, the scenario).
   `save_dir` as in `train_ours` (the checkpoint holds every member)."""
   changes = changes or {}
-  folder = save_dir and population_folder(save_dir, row, seeds, steps,
+  folder = save_dir and population_folder(save_dir, row, mode, seeds, steps,
                                           changes)
   # No global seed: each member's build runs under its own seed (and a
   # solo run's `tf.random.set_seed(seed)` is what its `seed=` sets too).
   return _trained(row, changes, dict(population=list(seeds)), folder, steps,
-                  steps_per_call, seeds[0], True)
+                  steps_per_call, seeds[0], mode == "in_graph")
 
 
 def evaluate_members(scenario: Any, task: str, num_episodes: int
@@ -493,13 +494,12 @@ def run(args) -> list[dict[str, Any]]:
     if "in_graph" in contenders and not has_in_graph(row.task):
       contenders.remove("in_graph")
       print(f"{name}: no in-graph environment (it steps in Python); "
-            f"in_graph{' and --population' if args.population else ''} "
-            f"skipped", flush=True)
+            f"in_graph skipped", flush=True)
     if args.sb3:
       contenders.append("sb3")
     for contender in contenders:
-      if args.population and contender == "in_graph":
-        result = run_population(args, row)
+      if args.population and contender != "sb3":
+        result = run_population(args, row, contender)
         results.append(result)
         continue
       seeds = args.seeds
@@ -530,16 +530,17 @@ def run(args) -> list[dict[str, Any]]:
   return results
 
 
-def run_population(args, row: ZooRow) -> dict[str, Any]:
-  """Trains `row`'s seeds as one population, evaluates every member; its
-  JSON line (printed, and appended to `--out`)."""
-  seconds, scenario = train_population(row, args.seeds, args.steps,
+def run_population(args, row: ZooRow, mode: str) -> dict[str, Any]:
+  """Trains `row`'s seeds as one population on `mode`'s environments,
+  evaluates every member; its JSON line (printed, and appended to
+  `--out`)."""
+  seconds, scenario = train_population(row, mode, args.seeds, args.steps,
                                        args.steps_per_call, args.set,
                                        args.save_dir)
   num_episodes = args.eval_episodes or row.eval_episodes
   returns = evaluate_members(scenario, row.task, num_episodes)
   summary = snt.scenarios.summarize(returns)
-  result = dict(row=row.name, contender="population", mode="in_graph",
+  result = dict(row=row.name, contender="population", mode=mode,
                 seeds=list(args.seeds), changes=args.set,
                 env_steps=scenario.num_env_steps, seconds=round(seconds, 2),
                 member_returns=returns, mean_return=summary.mean,
@@ -560,8 +561,10 @@ def _population_cell(runs: list[dict[str, Any]], row: ZooRow) -> str:
     summary = snt.scenarios.summarize(run_["member_returns"])
     steps = run_["env_steps"]
     at = "" if steps == row.budget else f" at {steps:,} steps"
+    where = {"gym": "gymnasium", "in_graph": "in-graph"}[
+        run_.get("mode", "in_graph")]
     cells.append(
-        f"mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
+        f"{where}: mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
         f"[{summary.low:.1f}, {summary.high:.1f}], worst {summary.min:.1f} "
         f"({summary.count} seeds{at}) in {run_['seconds']:.1f} s")
   return "; ".join(cells)
@@ -574,7 +577,7 @@ def table(results: list[dict[str, Any]]) -> str:
                 if any(r["contender"] == c for r in results)]
   head = ("| row (zoo budget) | zoo return | " +
           " | ".join({"gym": "ours, gymnasium", "in_graph": "ours, in-graph",
-                      "population": "ours, in-graph, one population",
+                      "population": "ours, one population",
                       "sb3": "SB3 (same run)"}[c] for c in contenders) + " |")
   lines = [head, "|" + "---|" * (2 + len(contenders))]
   for name in dict.fromkeys(r["row"] for r in results):
@@ -613,7 +616,8 @@ def main(argv=None):
                            "Stable-Baselines3 only")
   parser.add_argument("--population", type=int,
                       help="train N seeds (0..N-1, or --seed_list) as one "
-                           "population, in-graph")
+                           "population (in-graph by default; --modes gym: "
+                           "on gymnasium environments)")
   parser.add_argument("--sb3_seeds", type=int, default=3,
                       help="with --population: SB3 trains the first N "
                            "seeds")
@@ -649,11 +653,6 @@ def main(argv=None):
   if not set(args.modes) <= {"gym", "in_graph"}:
     parser.error(f"--modes takes gym and/or in_graph, got {args.modes}")
   if args.population is not None:
-    if "gym" in args.modes:
-      parser.error(
-          "--population trains on the in-graph environment here (a "
-          "population on gymnasium environments: "
-          "benchmarks/population_gym.py); use --modes in_graph")
     if args.population < 1:
       parser.error(f"--population takes a positive count, got "
                    f"{args.population}")
