@@ -20,6 +20,8 @@ from sonnet_like.envs.mountain_car import MountainCar
 from sonnet_like.envs.mountain_car import MountainCarContinuous
 # --- envs: atari ---
 from sonnet_like.envs.atari import atari
+# --- envs: stepping in worker processes ---
+from sonnet_like.envs.make import InWorkers
 
 __all__ = [
     "ActionSpace",
@@ -41,4 +43,6 @@ __all__ = [
     "MountainCarContinuous",
     # --- envs: atari ---
     "atari",
+    # --- envs: stepping in worker processes ---
+    "InWorkers",
 ]

@@ -130,7 +130,7 @@ def test_env_copies_and_factories():
     envs.GymEnvironment(gym.make("CartPole-v1").unwrapped.__class__(),
                         num_envs=2)
   made = envs.GymEnvironment(lambda: gym.make("CartPole-v1").unwrapped, 3)
-  assert made.num_envs == 3 and len({id(e) for e in made._envs}) == 3
+  assert made.num_envs == 3 and len({id(e) for e in made._batch.envs}) == 3
 
 
 def test_bad_actions_name_the_environment():

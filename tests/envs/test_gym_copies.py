@@ -17,7 +17,7 @@ def test_a_copy_has_environments_of_its_own_that_play_as_the_original():
   env = snt.envs.make("CartPole-v1", num_envs=2, seed=3)
   made = copy.deepcopy(env)
   # pylint: disable-next=protected-access
-  assert made is not env and made._envs[0] is not env._envs[0]
+  assert made is not env and made._batch.envs[0] is not env._batch.envs[0]
   assert made.num_envs == 2 and made.observation_spec == env.observation_spec
   np.testing.assert_array_equal(made.reset(seed=5), env.reset(seed=5))
   for action in ([0, 1], [1, 1], [0, 0]):
