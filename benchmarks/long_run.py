@@ -90,7 +90,7 @@ def main(argv=None):
     overrides["steps_per_call"] = args.steps_per_call
   tf.random.set_seed(args.seed)
   scenario = recipe.scenario(**overrides)
-  env = snt.envs.make(zoo.env_of(row.task, training=True),
+  env = snt.envs.make(recipe.env(training=True),
                       num_envs=recipe.settings.get("num_envs") or 1,
                       seed=args.seed)
   eval_env = snt.envs.make(zoo.env_of(row.task),

@@ -330,7 +330,8 @@ def _trained(row: ZooRow, changes: dict[str, Any], who: dict[str, Any],
     overrides["steps_per_call"] = steps_per_call
   start = time.perf_counter()
   scenario = recipe.scenario(**overrides)
-  env = snt.envs.make(env_of(row.task, training=True),
+  # The recipe's training environment: PPO's Atari games in workers.
+  env = snt.envs.make(recipe.env(training=True),
                       num_envs=recipe.settings.get("num_envs", 1),
                       seed=env_seed, in_graph=in_graph)
   if row.algo == "dqn":

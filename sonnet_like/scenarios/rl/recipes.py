@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import os
 from typing import Any
 
 from sonnet_like import envs
@@ -114,13 +115,12 @@ class Recipe:
     worker processes, one per core and at most one per environment
     (`snt.envs.InWorkers`; the same episodes as in one process): 8
     Breakout games stepped 1.55x as fast in two workers on 2 cores, a
-    rollout with the Nature CNN between steps 1.34x (BUILD_NOTES "Atari
-    stepping on both cores (issue 60)").
+    rollout with the Nature CNN between steps 1.34x
+    (`benchmarks/bench_atari_envs.py`; figures in benchmarks/RESULTS.md).
     On one environment (DQN's) or one core the games step in the calling
     process."""
     if not self.atari:
       return self.task
-    import os  # pylint: disable=g-import-not-at-top
     factory = functools.partial(envs.atari, self.task, training=training)
     cores = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
              else os.cpu_count() or 1)
