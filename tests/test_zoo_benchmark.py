@@ -56,33 +56,35 @@ def test_a_tiny_row_trains_evaluates_makes_the_table_and_is_restored(
 
 def test_a_tiny_population_row_is_the_solo_runs_of_its_seeds(tmp_path,
                                                              capsys):
-  # Two seeds trained as one population; each member evaluated as the solo
-  # run of its seed is (same episodes and starts). One learning round
+  # Two seeds trained as one population on gymnasium environments (each
+  # member its own copy); each member evaluated as the solo run of its seed
+  # is (same episodes and starts). One learning round
   # (256 steps in, 16 updates) so that the members have trained.
   zoo = _zoo()
   out = tmp_path / "population.jsonl"
   changes = ["--set", "learning_starts=100", "--set", "gradient_steps=16"]
-  zoo.main(["--rows", "dqn-CartPole-v1", "--population", "2", "--steps",
-            "300", "--eval_episodes", "5", "--out", str(out)] + changes)
+  zoo.main(["--rows", "dqn-CartPole-v1", "--population", "2", "--modes",
+            "gym", "--steps", "300", "--eval_episodes", "5", "--out",
+            str(out)] + changes)
   printed = capsys.readouterr().out
   (run,) = [json.loads(line) for line in out.read_text().splitlines()]
-  assert run["contender"] == "population" and run["mode"] == "in_graph"
+  assert run["contender"] == "population" and run["mode"] == "gym"
   assert run["seeds"] == [0, 1] and run["env_steps"] == 300
   returns = run["member_returns"]
   assert len(returns) == 2 and all(8 <= r <= 500 for r in returns)
   summary = snt.scenarios.summarize(returns)
   assert run["iqm"] == summary.iqm and run["worst"] == min(returns)
   assert run["ci"] == [summary.low, summary.high]
-  cell = (f"mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
+  cell = (f"gymnasium: mean {summary.mean:.1f}, IQM {summary.iqm:.1f} "
           f"[{summary.low:.1f}, {summary.high:.1f}], worst {min(returns):.1f}"
           f" (2 seeds at 300 steps) in ")
-  assert "| ours, in-graph, one population |" in printed and cell in printed
+  assert "| ours, one population |" in printed and cell in printed
   zoo.main(["--table", str(out)])
   assert cell in capsys.readouterr().out
   # Member 1's return is the solo run's with seed 1, at the same budget
   # (member 0 is checked the same way in the population tests).
   row = zoo.BY_NAME["dqn-CartPole-v1"]
-  _, solo = zoo.train_ours(row, "in_graph", 1, 300, 100,
+  _, solo = zoo.train_ours(row, "gym", 1, 300, 100,
                            {"learning_starts": 100, "gradient_steps": 16})
   assert int(solo.optimizer.step) == 16  # It learnt.
   solo_return = float(np.mean(
@@ -113,14 +115,6 @@ def test_ppo_with_a_trained_log_std_trains_as_a_population():
     np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
   assert not np.array_equal(population.member(0)["log_std"].log_std.numpy(),
                             population.member(1)["log_std"].log_std.numpy())
-
-
-def test_zoo_trains_a_population_in_graph_only(capsys):
-  with pytest.raises(SystemExit):
-    _zoo().main(["--rows", "dqn-CartPole-v1", "--population", "2",
-                 "--modes", "gym,in_graph"])
-  assert ("--population trains on the in-graph environment here"
-          in capsys.readouterr().err)
 
 
 def test_changes_reach_the_recipe_and_its_settings():

@@ -116,7 +116,7 @@ class Recipe:
     (`snt.envs.InWorkers`; the same episodes as in one process): 8
     Breakout games stepped 1.55x as fast in two workers on 2 cores, a
     rollout with the Nature CNN between steps 1.34x
-    (`benchmarks/bench_atari_envs.py`; figures in benchmarks/RESULTS.md).
+    (the benchmark "bench_atari_envs").
     On one environment (DQN's) or one core the games step in the calling
     process."""
     if not self.atari:
