@@ -9,8 +9,9 @@ leading axis of that many independent copies (a population stacked by
 hand: batched products, each member's Adam elementwise its own).
 """
 
+import argparse
 import subprocess
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -20,6 +21,36 @@ def uptime() -> str:
   """`uptime`'s line (the load averages), for the printed record."""
   return subprocess.run(["uptime"], capture_output=True,
                         text=True).stdout.strip()
+
+
+def add_off_policy_arguments(parser: argparse.ArgumentParser) -> None:
+  """The settings `floor_td3.py` and `floor_sac_population.py` share."""
+  parser.add_argument("--steps", type=int, default=30_000)
+  parser.add_argument("--learning_starts", type=int, default=None,
+                      help="override the recipe's 10,000 (smoke runs)")
+  parser.add_argument("--floor_steps_per_call", type=int, default=100,
+                      help="the floor's learning steps a call (1: a call "
+                      "from Python each step)")
+  parser.add_argument("--jit", action="store_true",
+                      help="compile the floor's step with XLA "
+                      "(--floor_steps_per_call 1)")
+  parser.add_argument("--check", action="store_true",
+                      help="only compare two updates of ours and the "
+                      "floor's from one batch (`--steps` 300 is plenty)")
+
+
+def timing_run(parser: argparse.ArgumentParser,
+               check: Callable[[argparse.Namespace], Any]
+               ) -> argparse.Namespace | None:
+  """Parses the command line. With `--check`, runs `check` and returns
+  None; otherwise prints the settings and the load and returns them."""
+  args = parser.parse_args()
+  if args.check:
+    check(args)
+    return None
+  print(f"# {vars(args)}")
+  print(f"# load before: {uptime()}", flush=True)
+  return args
 
 
 Layers = list[tuple[tf.Variable, tf.Variable]]

@@ -15,6 +15,11 @@ last logged losses of both; then the median ratio and the load.
     python benchmarks/floor_ppo_atari.py --steps 3072 --seeds 0 \
         --eval_episodes 1                                # a smoke run
     python benchmarks/floor_ppo_atari.py --check         # same arithmetic?
+    python benchmarks/floor_ppo_atari.py --sb3           # SB3 beside both
+
+With `--sb3` each seed also trains Stable-Baselines3's PPO with the zoo's
+hyperparameters (`zoo.train_sb3`), evaluated by the same loop: the three
+in an order rotating from seed to seed.
 
 `--check` trains both for five rollouts from the same weights and the
 same random stream and prints their logs side by side. Measured (seed 0,
@@ -450,6 +455,8 @@ def main():
                       "with --check 5,120 (five rollouts)")
   parser.add_argument("--eval_episodes", type=int, default=5,
                       help="whole games of the greedy policy per run")
+  parser.add_argument("--sb3", action="store_true",
+                      help="also train SB3's PPO on each seed")
   parser.add_argument("--check", action="store_true",
                       help="only compare ours and the floor from the same "
                       "weights, rollout by rollout")
@@ -462,9 +469,11 @@ def main():
   print(f"# {vars(args)}")
   print(f"# load before: {_floors.uptime()}", flush=True)
   rows, template = [], None
+  contenders = ("ours", "floor") + (("sb3",) if args.sb3 else ())
   for k, seed in enumerate(args.seeds):
     # Ours first at the first seed: the floor copies its environments.
-    order = ("ours", "floor") if k % 2 == 0 else ("floor", "ours")
+    order = contenders[k % len(contenders):] + contenders[
+        :k % len(contenders)]
     result = {}
     for who in order:
       if who == "ours":
@@ -474,7 +483,7 @@ def main():
         template = scenario.env
         act = zoo._greedy(scenario)  # pylint: disable=protected-access
         logs = scenario.history.train
-      else:
+      elif who == "floor":
         seconds, hand, floor_logs = train_floor(args, seed, template)
         act = hand.greedy
         logs = {name: [row[name] for row in floor_logs]
@@ -484,26 +493,39 @@ def main():
                   f"rollout" if len(at) > 1 else "")
         print(f"  seed {seed} floor: first rollout done {at[0]:.1f} s "
               f"into its training{steady}", flush=True)
+      else:
+        seconds, act = zoo.train_sb3(zoo.BY_NAME[f"ppo-{args.task}"], seed,
+                                     args.steps)
+        logs = {}
       returns = zoo.evaluate(act, args.task, seed, args.eval_episodes)
       result[who] = (seconds, float(np.mean(returns)))
       print(f"  seed {seed} {who}: {seconds:.1f} s, greedy return "
             f"{np.mean(returns):.1f} ({args.eval_episodes} games); "
             f"{_first_last(logs)}", flush=True)
-    rows.append((seed, result["ours"][0], result["floor"][0],
-                 result["ours"][1], result["floor"][1]))
+    rows.append((seed, result))
   if template is not None:
     template.close()
   print(f"\nPPO {args.task}, {args.steps:,} agent steps")
-  print("| seed | ours (s) | floor (s) | ours / floor | ours' return | "
-        "floor's return |")
-  print("|---|---|---|---|---|---|")
-  for seed, ours, floor, ours_return, floor_return in rows:
-    print(f"| {seed} | {ours:.1f} | {floor:.1f} | {ours / floor:.2f}x | "
-          f"{ours_return:.1f} | {floor_return:.1f} |")
-  ratios = [ours / floor for _, ours, floor, _, _ in rows]
-  print(f"median ours / floor: {statistics.median(ratios):.2f}x "
-        f"(mean seconds: ours {np.mean([r[1] for r in rows]):.1f}, floor "
-        f"{np.mean([r[2] for r in rows]):.1f})")
+  header = ["seed"] + [f"{who} (s)" for who in contenders] + [
+      "ours / floor"] + (["ours / SB3"] if args.sb3 else []) + [
+          f"{who}'s return" for who in contenders]
+  print("| " + " | ".join(header) + " |")
+  print("|---" * len(header) + "|")
+  for seed, result in rows:
+    cells = [str(seed)] + [f"{result[who][0]:.1f}" for who in contenders]
+    cells.append(f"{result['ours'][0] / result['floor'][0]:.2f}x")
+    if args.sb3:
+      cells.append(f"{result['ours'][0] / result['sb3'][0]:.2f}x")
+    cells += [f"{result[who][1]:.1f}" for who in contenders]
+    print("| " + " | ".join(cells) + " |")
+  for other in contenders[1:]:
+    ratios = [result["ours"][0] / result[other][0] for _, result in rows]
+    print(f"median ours / {other}: {statistics.median(ratios):.2f}x")
+  print("mean seconds: " + ", ".join(
+      f"{who} {np.mean([result[who][0] for _, result in rows]):.1f}"
+      for who in contenders) + "; mean returns: " + ", ".join(
+          f"{who} {np.mean([result[who][1] for _, result in rows]):.1f}"
+          for who in contenders))
   print(f"# load after: {_floors.uptime()}")
 
 

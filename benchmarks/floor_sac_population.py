@@ -388,9 +388,7 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--members", type=int, default=10,
                       help="seeds 0..members-1")
-  parser.add_argument("--steps", type=int, default=30_000)
-  parser.add_argument("--learning_starts", type=int, default=None,
-                      help="override the recipe's 10,000 (smoke runs)")
+  _floors.add_off_policy_arguments(parser)
   parser.add_argument("--rounds", type=int, default=1)
   parser.add_argument("--steps_per_call", type=int, default=None,
                       help="ours (population and solo); default the "
@@ -399,21 +397,9 @@ def main():
                       help="a member; 0 skips the evaluation")
   parser.add_argument("--floor_solo", action="store_true",
                       help="also time the floor with one member, unstacked")
-  parser.add_argument("--floor_steps_per_call", type=int, default=100,
-                      help="the floor's learning steps a call (1: a call "
-                      "from Python each step)")
-  parser.add_argument("--jit", action="store_true",
-                      help="compile the floor's step with XLA "
-                      "(--floor_steps_per_call 1)")
-  parser.add_argument("--check", action="store_true",
-                      help="only compare two updates of ours and the "
-                      "floor's from one batch (`--steps` 300 is plenty)")
-  args = parser.parse_args()
-  if args.check:
-    check(args)
+  args = _floors.timing_run(parser, check)
+  if args is None:
     return
-  print(f"# {vars(args)}")
-  print(f"# load before: {_floors.uptime()}", flush=True)
   seeds = list(range(args.members))
   times = {}
   returns = {}

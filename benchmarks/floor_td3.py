@@ -289,27 +289,13 @@ def check(args) -> float:
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-  parser.add_argument("--steps", type=int, default=30_000)
-  parser.add_argument("--learning_starts", type=int, default=None,
-                      help="override the recipe's 10,000 (smoke runs)")
+  _floors.add_off_policy_arguments(parser)
   parser.add_argument("--steps_per_call", type=int, default=100,
                       help="ours, as zoo.py's default")
   parser.add_argument("--eval_episodes", type=int, default=10)
-  parser.add_argument("--floor_steps_per_call", type=int, default=100,
-                      help="the floor's learning steps a call (1: a call "
-                      "from Python each step)")
-  parser.add_argument("--jit", action="store_true",
-                      help="compile the floor's step with XLA "
-                      "(--floor_steps_per_call 1)")
-  parser.add_argument("--check", action="store_true",
-                      help="only compare two updates of ours and the "
-                      "floor's from one batch (`--steps` 300 is plenty)")
-  args = parser.parse_args()
-  if args.check:
-    check(args)
+  args = _floors.timing_run(parser, check)
+  if args is None:
     return
-  print(f"# {vars(args)}")
-  print(f"# load before: {_floors.uptime()}", flush=True)
   rows = []
   for k, seed in enumerate(args.seeds):
     order = ("ours", "floor") if k % 2 == 0 else ("floor", "ours")
