@@ -9,8 +9,8 @@ from sonnet_like.core import types
 from sonnet_like.optimizers import base
 
 
-class AdamTerms(NamedTuple):
-  """One step's scalars of Adam's rule in one dtype (`Adam.step_terms`)."""
+class _Terms(NamedTuple):
+  """One step's scalars of Adam's rule in one dtype (`Adam._step_terms`)."""
   learning_rate: tf.Tensor
   beta1: tf.Tensor
   one_minus_beta1: tf.Tensor
@@ -21,8 +21,9 @@ class AdamTerms(NamedTuple):
   epsilon: tf.Tensor
 
 
-def adam_rule(g, m, v, terms: AdamTerms):
-  """Algorithm 1 of the Adam paper; returns (delta, new m, new v)."""
+def adam_rule(g, m, v, terms):
+  """Algorithm 1 of the Adam paper with one step's scalars `terms`;
+  returns (delta, new m, new v)."""
   m = terms.beta1 * m + terms.one_minus_beta1 * g
   v = terms.beta2 * v + terms.one_minus_beta2 * g * g
   m_hat = m / terms.bias1
@@ -109,7 +110,7 @@ class Adam(base.RuleOptimizer):
     finally:
       object.__setattr__(self, "_terms", None)
 
-  def step_terms(self, dtype: tf.DType) -> AdamTerms:
+  def _step_terms(self, dtype: tf.DType) -> _Terms:
     """This step's scalars of the rule in `dtype` (shared within one
     `apply`)."""
     cache = getattr(self, "_terms", None)
@@ -118,7 +119,7 @@ class Adam(base.RuleOptimizer):
     learning_rate, beta1, beta2, epsilon, t = (
         tf.cast(x, dtype) for x in (self.learning_rate, self.beta1,
                                     self.beta2, self.epsilon, self.step))
-    terms = AdamTerms(learning_rate, beta1, 1. - beta1, beta2, 1. - beta2,
+    terms = _Terms(learning_rate, beta1, 1. - beta1, beta2, 1. - beta2,
                       1. - tf.pow(beta1, t), 1. - tf.pow(beta2, t), epsilon)
     if cache is not None:
       cache[dtype] = terms
@@ -126,6 +127,6 @@ class Adam(base.RuleOptimizer):
 
   @autograph.as_written
   def _apply_one(self, parameter, update, m, v):
-    terms = self.step_terms(parameter.dtype)
+    terms = self._step_terms(parameter.dtype)
     base.apply_rule(parameter, update, [m, v],
                     lambda g, m, v: adam_rule(g, m, v, terms))
