@@ -120,7 +120,7 @@ class Adam(base.RuleOptimizer):
         tf.cast(x, dtype) for x in (self.learning_rate, self.beta1,
                                     self.beta2, self.epsilon, self.step))
     terms = _Terms(learning_rate, beta1, 1. - beta1, beta2, 1. - beta2,
-                      1. - tf.pow(beta1, t), 1. - tf.pow(beta2, t), epsilon)
+                   1. - tf.pow(beta1, t), 1. - tf.pow(beta2, t), epsilon)
     if cache is not None:
       cache[dtype] = terms
     return terms
