@@ -1,5 +1,6 @@
 """What the hand-written floors of `floor_td3.py` and
-`floor_sac_population.py` share: networks as plain `tf.Variable`s, Adam on
+`floor_sac_population.py` share (`floor_ppo_atari.py` its start,
+`timing_run`): networks as plain `tf.Variable`s, Adam on
 TensorFlow's fused op, Polyak moves, a NumPy replay buffer, the training
 loop (`HandOffPolicy`), the load.
 
@@ -40,14 +41,18 @@ def add_off_policy_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def timing_run(parser: argparse.ArgumentParser,
-               check: Callable[[argparse.Namespace], Any]
-               ) -> argparse.Namespace | None:
+               check: Callable[[argparse.Namespace], Any],
+               **timing_defaults: Any) -> argparse.Namespace | None:
   """Parses the command line. With `--check`, runs `check` and returns
-  None; otherwise prints the settings and the load and returns them."""
+  None; otherwise fills the settings left None from `timing_defaults`,
+  prints the settings and the load and returns them."""
   args = parser.parse_args()
   if args.check:
     check(args)
     return None
+  for name, value in timing_defaults.items():
+    if getattr(args, name) is None:
+      setattr(args, name, value)
   print(f"# {vars(args)}")
   print(f"# load before: {uptime()}", flush=True)
   return args

@@ -404,6 +404,7 @@ def check(args) -> None:
   `--steps`, their logs per rollout side by side (ours logging every
   rollout): they sample the same actions and minibatches, so the rows
   agree to float rounding (which grows slowly, rollout by rollout)."""
+  args.steps = args.steps or 5_120  # Five rollouts.
   seed = args.seeds[0]
   recipe = snt.scenarios.PPO.recipe(args.task)
   tf.random.set_seed(seed)
@@ -460,14 +461,9 @@ def main():
   parser.add_argument("--check", action="store_true",
                       help="only compare ours and the floor from the same "
                       "weights, rollout by rollout")
-  args = parser.parse_args()
-  if args.check:
-    args.steps = args.steps or 5_120
-    check(args)
+  args = _floors.timing_run(parser, check, steps=100_000)
+  if args is None:
     return
-  args.steps = args.steps or 100_000
-  print(f"# {vars(args)}")
-  print(f"# load before: {_floors.uptime()}", flush=True)
   rows, template = [], None
   contenders = ("ours", "floor") + (("sb3",) if args.sb3 else ())
   for k, seed in enumerate(args.seeds):
