@@ -22,7 +22,12 @@ import numpy as np
 import sonnet_like as snt
 
 
-def train(args, **settings):
+def train(args, evaluate: bool = True, **settings):
+  """(the trained scenario, its seconds). Timed from the call to its end,
+  which (`evaluate`) includes the scenario's greedy evaluation after the
+  last step, of every member; without, the scenario trains on an
+  environment made here (an instance: no evaluation environment), the
+  same training."""
   recipe = getattr(snt.scenarios, args.algo).recipe(args.task)
   extra = {}
   if args.learning_starts is not None:
@@ -32,7 +37,8 @@ def train(args, **settings):
   networks = (recipe.networks() if args.algo != "DQN"
               else (recipe.q_network(),))
   start = time.perf_counter()
-  scenario(*networks, recipe.optimizer(), env=args.task)
+  env = args.task if evaluate else snt.envs.make(args.task)
+  scenario(*networks, recipe.optimizer(), env=env)
   return scenario, time.perf_counter() - start
 
 
