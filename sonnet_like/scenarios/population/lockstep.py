@@ -31,6 +31,7 @@ from sonnet_like.core import per_iteration
 from sonnet_like.core.tf_private import graphs
 from sonnet_like.core.tf_private import pfor
 from sonnet_like.envs import gym_adapter
+from sonnet_like.scenarios.population import ordered_sums
 from sonnet_like.scenarios.population import python_envs
 
 _WHILE_OPS = ("While", "StatelessWhile")
@@ -95,6 +96,8 @@ def mark_graph(graph: Any, owner: str, gym_envs: Sequence[Any] | None
         continue
       if op.type in _WHILE_OPS:
         pfor.set_converter(op, _lockstep)
+      elif op.type == "AddN" and len(op.inputs) > 2:
+        pfor.set_converter(op, ordered_sums.convert)
       elif unconvertible(op):
         pfor.set_converter(op, per_iteration.convert)
       for value in op.node_def.attr.values():
