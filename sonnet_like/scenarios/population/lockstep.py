@@ -96,7 +96,8 @@ def mark_graph(graph: Any, owner: str, gym_envs: Sequence[Any] | None
         continue
       if op.type in _WHILE_OPS:
         pfor.set_converter(op, _lockstep)
-      elif op.type == "AddN" and len(op.inputs) > 2:
+      elif (op.type == "AddN" and len(op.inputs) > 2 and
+            op.outputs[0].dtype != tf.variant):  # Not a sum of lists.
         pfor.set_converter(op, ordered_sums.convert)
       elif unconvertible(op):
         pfor.set_converter(op, per_iteration.convert)

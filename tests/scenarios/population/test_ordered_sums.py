@@ -64,3 +64,19 @@ def test_kernel_order_adds_as_the_kernel_and_the_order_matters(count):
 def test_unmarked_the_conversion_keeps_a_wide_add_n():
   _, wide = _vectorized_sum(_parts(3), marked=False)
   assert wide  # pfor's own conversion: what marking replaces.
+
+
+def test_a_sum_of_lists_keeps_pfors_conversion():
+  # pylint: disable-next=g-direct-tensorflow-import
+  from tensorflow.python.ops import list_ops
+  values = tf.constant(np.arange(12, dtype=np.float32).reshape(MEMBERS, 4))
+
+  def member(own):
+    listed = list_ops.tensor_list_from_tensor(own, element_shape=[])
+    total = tf.raw_ops.AddN(inputs=[listed] * 3)  # Variants: no AddV2.
+    lockstep.mark_graph(tf.compat.v1.get_default_graph(), "test", None)
+    return list_ops.tensor_list_stack(total, tf.float32, element_shape=[])
+
+  summed = tf.function(lambda: vectorize.vectorized_map(member, values,
+                                                        MEMBERS))()
+  np.testing.assert_array_equal(summed.numpy(), 3 * values.numpy())
