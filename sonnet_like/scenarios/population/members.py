@@ -353,6 +353,11 @@ class Members(tf.Module):
       scenario.traced_step.keep_updaters(by_id)
     memo = {id(strategy): None} if several else {}
     memo.update((id(v), _as_member_variable(v)) for v in existing)
+    # A gymnasium environment's template is the scenario's own: it is only
+    # traced (the members step their copies), so no environments or worker
+    # processes are made for it.
+    memo.update((key, value) for key, value in by_id.items()
+                if isinstance(value, gym_adapter.GymEnvironment))
     templates = copy.deepcopy(by_id, memo)
     template_stand_ins = _stand_ins(by_id.values(), memo)
     # As a member's step is traced: the optimizers' first (zero) updates

@@ -134,6 +134,23 @@ def test_members_on_gymnasium_environments_are_their_solo_runs(algorithm):
       np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
 
 
+def test_a_population_makes_one_gymnasium_copy_a_member_and_no_more(
+    monkeypatch):
+  # The templates' environment is only traced: a copy of it (and, with
+  # workers, its processes) would sit idle through the run.
+  pytest.importorskip("gymnasium")
+  copied = []
+  deepcopy = snt.envs.GymEnvironment.__deepcopy__
+
+  def counted(env, memo):
+    copied.append(env)
+    return deepcopy(env, memo)
+
+  monkeypatch.setattr(snt.envs.GymEnvironment, "__deepcopy__", counted)
+  _gym_run("PPO", population=[0, 1, 2])
+  assert len(copied) == 3
+
+
 def test_a_gymnasium_environment_outside_the_state_is_refused():
   # A step that plays an environment no member owns a copy of (it is not in
   # trackables()) would make every member play the same one.
