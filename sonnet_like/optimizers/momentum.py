@@ -70,11 +70,12 @@ class Momentum(base.RuleOptimizer):
   def _slot_lists(self) -> list[tuple[str, str]]:
     return [("accumulated_momentum", "accumulated_momentum")]
 
+  def _scalars(self, dtype):
+    return (tf.cast(self.learning_rate, dtype), tf.cast(self.momentum, dtype))
+
   @autograph.as_written
   def _apply_one(self, parameter, update, accumulated):
-    dtype = parameter.dtype
-    learning_rate = tf.cast(self.learning_rate, dtype)
-    mu = tf.cast(self.momentum, dtype)
+    learning_rate, mu = self._step_scalars(parameter.dtype)
     base.apply_rule(
         parameter, update, [accumulated],
         lambda g, a: momentum_rule(g, learning_rate, mu, a, self.use_nesterov))

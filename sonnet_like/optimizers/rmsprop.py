@@ -83,12 +83,13 @@ class RMSProp(base.RuleOptimizer):
     centered = [("mg", "mg")] if self.centered else []
     return [("mom", "momentum"), ("ms", "rms")] + centered
 
+  def _scalars(self, dtype):
+    return tuple(tf.cast(x, dtype) for x in (
+        self.learning_rate, self.decay, self.momentum, self.epsilon))
+
   @autograph.as_written
   def _apply_one(self, parameter, update, *slots):
-    dtype = parameter.dtype
-    learning_rate, decay, mu, epsilon = (
-        tf.cast(x, dtype) for x in (self.learning_rate, self.decay,
-                                    self.momentum, self.epsilon))
+    learning_rate, decay, mu, epsilon = self._step_scalars(parameter.dtype)
     base.apply_rule(
         parameter, update, slots,
         lambda g, *state: rmsprop_rule(g, learning_rate, decay, mu, epsilon,
