@@ -115,3 +115,62 @@ def test_restores_a_dm_sonnet_checkpoint(tmp_path):
 def test_bad_constructor_arguments(kwargs, match):
   with pytest.raises(ValueError, match=match):
     snt.optimizers.Adam(**kwargs)
+
+
+def _fused_ops(optimizer, parameter, update):
+  """The op types a compiled `apply` of `update` to `parameter` runs."""
+  apply = tf.function(lambda: optimizer.apply([update()], [parameter]))
+  return {op.type for op in apply.get_concrete_function().graph
+          .get_operations()}
+
+
+def test_a_dense_update_of_a_variable_runs_the_fused_kernel():
+  w = tf.Variable(tf.ones([3, 2]))
+  dense = _fused_ops(snt.optimizers.Adam(), w, lambda: tf.ones([3, 2]))
+  assert "ResourceApplyAdam" in dense
+  sparse = _fused_ops(snt.optimizers.Adam(), w, lambda: tf.IndexedSlices(
+      tf.ones([1, 2]), tf.constant([1]), tf.constant([3, 2])))
+  assert "ResourceApplyAdam" not in sparse
+
+
+@pytest.mark.parametrize("shape", [[1], [7], [257, 33]])
+def test_the_rule_has_the_fused_kernels_bits(shape):
+  """Sparse rows (and a population member's values) take `adam_rule`; a
+  variable's dense update the fused kernel: the same bits, every step."""
+  rng = np.random.default_rng(4)
+  start = rng.normal(size=shape).astype(np.float32)
+  fused, rule = tf.Variable(start), tf.Variable(start)
+  fused_opt, rule_opt = (snt.optimizers.Adam(3e-4) for _ in range(2))
+  rows = tf.range(shape[0])
+  for scale in (1., 1e-3, 50.):
+    g = tf.constant(scale * rng.normal(size=shape).astype(np.float32))
+    fused_opt.apply([g], [fused])
+    rule_opt.apply([tf.IndexedSlices(g, rows, tf.constant(shape))], [rule])
+    for a, b in zip([fused, *fused_opt.m, *fused_opt.v],
+                    [rule, *rule_opt.m, *rule_opt.v]):
+      np.testing.assert_array_equal(a.numpy(), b.numpy())
+  assert not np.array_equal(fused.numpy(), start)
+
+
+def test_a_members_stacked_rule_has_each_solo_kernels_bits():
+  """As a population runs it: the rule on `[members, ...]` values, each
+  member's scalars its own (a learning rate swept) broadcast over its
+  values, against each member's solo fused steps."""
+  rng = np.random.default_rng(5)
+  rates, shape = [1e-2, 3e-4, 0.5], [5, 4]
+  start = rng.normal(size=[len(rates)] + shape).astype(np.float32)
+  grads = [rng.normal(size=start.shape).astype(np.float32) for _ in range(3)]
+  solos = [tf.Variable(start[i]) for i in range(len(rates))]
+  optimizers = [snt.optimizers.Adam(rate) for rate in rates]
+  value, m, v = tf.constant(start), tf.zeros_like(start), tf.zeros_like(start)
+  for g in grads:
+    for i, (solo, opt) in enumerate(zip(solos, optimizers)):
+      opt.apply([tf.constant(g[i])], [solo])
+    terms = [opt._scalars(tf.float32) for opt in optimizers]  # pylint: disable=protected-access
+    stacked = type(terms[0])(*[tf.reshape(tf.stack(x), [-1, 1, 1])
+                               for x in zip(*terms)])
+    delta, m, v = snt.optimizers.adam.adam_rule(g, m, v, stacked)
+    value = value - delta
+  for i, solo in enumerate(solos):
+    np.testing.assert_array_equal(value[i].numpy(), solo.numpy())
+    np.testing.assert_array_equal(m[i].numpy(), optimizers[i].m[0].numpy())
