@@ -15,7 +15,7 @@ applies fixed gradients to its own variables:
   population's members run: their values are tensors, not variables);
 - `dm-sonnet`: `sonnet.optimizers.Adam` (if installed).
 
-Rounds interleave the contenders; each figure is the median over rounds
+Rounds interleave the contenders (every other round in reverse); each figure is the median over rounds
 of the mean time of a step. Run on a quiet machine:
 
     python benchmarks/bench_adam.py [--members 10] [--rounds 7]
@@ -99,8 +99,9 @@ def main():
     for _ in range(10):  # Traced and warm.
       step()
   times = {name: [] for name in contenders}
-  for _ in range(args.rounds):
-    for name, step in contenders.items():
+  order = list(contenders.items())
+  for round_ in range(args.rounds):  # Every other round in reverse.
+    for name, step in (order if round_ % 2 == 0 else order[::-1]):
       start = time.perf_counter()
       for _ in range(args.steps):
         step()
