@@ -474,8 +474,9 @@ class Members(tf.Module):
     index = {v.ref(): j for j, v in enumerate(self.stacked)}
     for variable in stacked:
       j = index[variable.ref()]
+      template = self._parts.template_variables[j]
       for member, copied in enumerate(self._parts.copy_variables):
-        copied[j].assign(_slice_of(variable, member))
+        copied[j].assign(_slice_of(variable, member, template))
 
   def member(self, index: int) -> dict[int, Any]:
     """Member `index`'s objects, by the id of the scenario's own (and of
@@ -493,9 +494,10 @@ class Members(tf.Module):
 
   def _load(self, copy_index: int, member: int) -> None:
     """Member `copy_index`'s copies take member `member`'s values."""
-    for variable, stacked in zip(self._parts.copy_variables[copy_index],
-                                 self.stacked):
-      variable.assign(_slice_of(stacked, member))
+    for variable, stacked, template in zip(
+        self._parts.copy_variables[copy_index], self.stacked,
+        self._parts.template_variables):
+      variable.assign(_slice_of(stacked, member, template))
 
   def _objects(self, copy_index: int) -> dict[int, Any]:
     """Member `copy_index`'s objects, keyed by the id of the scenario's
@@ -508,11 +510,14 @@ class Members(tf.Module):
     return objects
 
 
-def _slice_of(stacked: tf.Variable, member: int) -> tf.Tensor:
-  """Member `member`'s values of a stacked variable, reading that slice
-  alone. `stacked[member]` reads the whole variable first, and once a
-  variable has been gathered from (a replay buffer read by rows) every
-  whole read copies it: 1.5 GB for ten SAC members' 1M-row buffers, so
-  `as_member` took 4 s. (`tf.gather` reads a distributed variable's
-  local copy whole: it has no sliced read.)"""
-  return tf.gather(stacked, member)
+def _slice_of(stacked: tf.Variable, member: int, template: Any
+              ) -> tf.Tensor:
+  """Member `member`'s values of a stacked variable (of `template`). A
+  variable read by rows (a replay buffer) is in TensorFlow's copy-on-read
+  mode, where every whole read copies it (1.5 GB for ten SAC members'
+  1M-row buffers: `as_member` took 4 s), so its slice is gathered alone.
+  Any other is read whole, which costs nothing: gathering from it would
+  put it in that mode, and every step's read of it would copy it."""
+  if rows.is_by_rows(template):
+    return tf.gather(stacked, member)  # A distributed one: read whole.
+  return stacked[member]
