@@ -174,3 +174,31 @@ def test_a_members_stacked_rule_has_each_solo_kernels_bits():
   for i, solo in enumerate(solos):
     np.testing.assert_array_equal(value[i].numpy(), solo.numpy())
     np.testing.assert_array_equal(m[i].numpy(), optimizers[i].m[0].numpy())
+
+
+@pytest.mark.parametrize("dtype,kwargs,message", [
+    (tf.bfloat16, {}, r"Adam: beta2=0.999 is 1.0 in bfloat16, the dtype of "
+     r"parameter w:0, so its updates would be NaN\. Keep the parameters in "
+     r"float32"),
+    (tf.float16, {}, r"Adam: epsilon=1e-08 is 0.0 in float16"),
+    (tf.float16, dict(beta1=0.9999), r"Adam: beta1=0.9999 is 1.0 in float16"),
+])
+def test_hyperparameters_the_parameters_dtype_cannot_hold_are_refused(
+    dtype, kwargs, message):
+  """Each would make NaN updates (0 / 0), silently, as in dm-sonnet."""
+  w = tf.Variable(tf.ones([3], dtype), name="w")
+  opt = snt.optimizers.Adam(**kwargs)
+  with pytest.raises(ValueError, match=message):
+    opt.apply([tf.ones([3], dtype)], [w])
+  assert not opt.m and not opt.v  # Refused before any slot was made.
+  np.testing.assert_array_equal(w.numpy(), np.ones([3]))
+
+
+def test_hyperparameters_low_precision_holds_are_taken():
+  w = tf.Variable(tf.ones([3], tf.bfloat16))
+  opt = snt.optimizers.Adam(0.05, beta2=0.99, epsilon=1e-3)
+  for _ in range(2):
+    opt.apply([tf.constant([1., 0., -1.], tf.bfloat16)], [w])
+  values = w.numpy().astype(np.float32)
+  assert np.all(np.isfinite(values)) and values[0] < 1. < values[2]
+  assert values[1] == 1.  # A zero gradient moves nothing.
