@@ -1,8 +1,7 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
 
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple
 
-import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import autograph
@@ -124,37 +123,9 @@ class Adam(base.RuleOptimizer):
                   beta1_power, beta2_power,
                   learning_rate * root / (1. - beta1_power), epsilon * root)
 
-  @autograph.as_written
-  def _check_dtype(self, parameter: tf.Variable) -> None:
-    """Refuses hyperparameters that the parameter's dtype cannot hold:
-    a beta that rounds to 1 (bfloat16 holds nothing in (0.998, 1)) or an
-    epsilon that rounds to 0 (float16 and 1e-8) gives NaN updates."""
-    dtype = parameter.dtype.base_dtype
-    if not dtype.is_floating:  # Refused elsewhere, as in Sonnet.
-      return
-    checks = (("beta1", self.beta1, 1.), ("beta2", self.beta2, 1.),
-              ("epsilon", self.epsilon, 0.))
-    for name, value, bad in checks:
-      if (isinstance(value, (int, float)) and value != bad and
-          float(np.asarray(value, dtype.as_numpy_dtype)) == bad):
-        raise ValueError(
-            f"Adam: {name}={value} is {bad} in {dtype.name}, the dtype of "
-            f"parameter {parameter.name}, so its updates would be NaN. Keep "
-            "the parameters in float32 (snt.mixed_precision computes in "
-            f"{dtype.name} with float32 variables) or pass a {name} that "
-            f"{dtype.name} holds.")
-
-  @autograph.as_written
-  def apply(self, updates: Sequence[types.ParameterUpdate],
-            parameters: Sequence[tf.Variable]) -> None:
-    """`RuleOptimizer.apply`, after refusing (`ValueError`) a beta that a
-    floating parameter's dtype rounds to 1 or an epsilon it rounds to 0:
-    their updates would be NaN."""
-    parameters = list(parameters)
-    for parameter in parameters:  # Before any slot is made.
-      if isinstance(getattr(parameter, "dtype", None), tf.DType):
-        self._check_dtype(parameter)
-    super().apply(updates, parameters)
+  def _held_by_dtype(self) -> list[tuple[str, Any, float, str]]:
+    return [("beta1", self.beta1, 1., "NaN"), ("beta2", self.beta2, 1., "NaN"),
+            ("epsilon", self.epsilon, 0., "NaN where a gradient is 0")]
 
   @autograph.as_written
   def _apply_one(self, parameter, update, m, v):

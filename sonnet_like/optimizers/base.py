@@ -14,6 +14,7 @@ checks with errors that name the optimizer, slot creation, sparse updates
 import abc
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core import autograph
@@ -214,7 +215,33 @@ class RuleOptimizer(Optimizer):
     """
     updates, parameters = self._check_arguments(updates, parameters)
     self._check_same_parameters(parameters)
+    for parameter in parameters:  # Before any slot is made.
+      self._check_held(parameter)
     self._in_cross_replica_context(self._apply_all, updates, parameters)
+
+  def _held_by_dtype(self) -> list[tuple[str, Any, float, str]]:
+    """`(name, value, bad, what follows)` of each hyperparameter that must
+    not round to `bad` in a floating parameter's dtype (a decay to 1, an
+    epsilon to 0), and what the updates would be if it did."""
+    return []
+
+  @autograph.as_written
+  def _check_held(self, parameter: tf.Variable) -> None:
+    """Refuses a hyperparameter (a Python number) that `parameter`'s
+    floating dtype rounds to its bad value (`_held_by_dtype`): bfloat16
+    holds nothing in (0.998, 1), float16 nothing below 3e-8."""
+    dtype = parameter.dtype.base_dtype
+    if not dtype.is_floating:  # Refused elsewhere, as in Sonnet.
+      return
+    for name, value, bad, result in self._held_by_dtype():
+      if (isinstance(value, (int, float)) and value != bad and
+          float(np.asarray(value, dtype.as_numpy_dtype)) == bad):
+        raise ValueError(
+            f"{type(self).__name__}: {name}={value} is {bad} in "
+            f"{dtype.name}, the dtype of parameter {parameter.name}, so its "
+            f"updates would be {result}. Keep the parameters in float32 "
+            f"(snt.mixed_precision computes in {dtype.name} with float32 "
+            f"variables) or pass a {name} that {dtype.name} holds.")
 
   def _apply_all(self, updates: Sequence[Any],
                  parameters: Sequence[tf.Variable]) -> None:

@@ -83,6 +83,12 @@ class RMSProp(base.RuleOptimizer):
     centered = [("mg", "mg")] if self.centered else []
     return [("mom", "momentum"), ("ms", "rms")] + centered
 
+  def _held_by_dtype(self):
+    return [("decay", self.decay, 1.,
+             "learning_rate * update / sqrt(epsilon), the mean square never "
+             "moving from 0"),
+            ("epsilon", self.epsilon, 0., "NaN where a gradient is 0")]
+
   def _scalars(self, dtype):
     return tuple(tf.cast(x, dtype) for x in (
         self.learning_rate, self.decay, self.momentum, self.epsilon))

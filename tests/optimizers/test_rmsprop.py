@@ -73,3 +73,22 @@ def test_defaults_match_sonnet():
 def test_bad_constructor_arguments(kwargs, error, match):
   with pytest.raises(error, match=match):
     snt.optimizers.RMSProp(0.1, **kwargs)
+
+
+@pytest.mark.parametrize("dtype,kwargs,message", [
+    (tf.float16, {}, r"RMSProp: epsilon=1e-10 is 0.0 in float16, the dtype "
+     r"of parameter w:0, so its updates would be NaN where a gradient is 0\."),
+    (tf.bfloat16, dict(decay=0.999, epsilon=1e-3),
+     r"RMSProp: decay=0.999 is 1.0 in bfloat16"),
+])
+def test_hyperparameters_the_parameters_dtype_cannot_hold_are_refused(
+    dtype, kwargs, message):
+  w = tf.Variable(tf.ones([3], dtype), name="w")
+  opt = snt.optimizers.RMSProp(0.01, **kwargs)
+  with pytest.raises(ValueError, match=message):
+    opt.apply([tf.constant([1., 0., -1.], dtype)], [w])
+  assert not opt.ms  # Refused before any slot was made.
+  opt = snt.optimizers.RMSProp(0.01, epsilon=1e-3)  # Held: it trains.
+  opt.apply([tf.constant([1., 0., -1.], dtype)], [w])
+  values = w.numpy().astype(np.float32)
+  assert values[0] < 1. == values[1] < values[2]
