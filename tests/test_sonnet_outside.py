@@ -96,6 +96,14 @@ SONNET_FAILS: dict[str, str] = {
 
 # Mistakes where ours raises and dm-sonnet computes something: probe -> why.
 OURS_ONLY: dict[str, str] = {
+    **{f"optimizer_float16_and_float64[{name}]": (
+        f"float16 parameters with {name}'s default epsilon ({eps}), which "
+        f"float16 rounds to 0: dm-sonnet's update is {broken} (the probe's "
+        "gradients are not); ours names the epsilon and the parameter.")
+       for name, eps, broken in (
+           ("Adam", "1e-8", "NaN where a gradient is 0 and -inf where the "
+            "second moment underflows (a gradient of 1e-3)"),
+           ("RMSProp", "1e-10", "NaN where a gradient is 0"))},
     "dropout_is_training_none": (
         "is_training=None: dm-sonnet takes its truth (no dropout); ours asks "
         "for a bool (None is refused like the truthy string 'False')."),
