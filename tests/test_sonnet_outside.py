@@ -101,7 +101,7 @@ OURS_ONLY: dict[str, str] = {
         f"float16 rounds to 0: dm-sonnet's update is {broken} (the probe's "
         "gradients are not); ours names the epsilon and the parameter.")
        for name, eps, broken in (
-           ("Adam", "1e-8", "NaN where a gradient is 0 and -inf where the "
+           ("Adam", "1e-8", "NaN where a gradient is 0 and infinite where the "
             "second moment underflows (a gradient of 1e-3)"),
            ("RMSProp", "1e-10", "NaN where a gradient is 0"))},
     "dropout_is_training_none": (
