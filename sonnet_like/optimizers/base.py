@@ -215,7 +215,10 @@ class RuleOptimizer(Optimizer):
     """
     updates, parameters = self._check_arguments(updates, parameters)
     self._check_same_parameters(parameters)
-    for parameter in parameters:  # Before any slot is made.
+    first_of_dtype = {}  # One check a dtype, naming its first parameter.
+    for parameter in parameters:
+      first_of_dtype.setdefault(parameter.dtype.base_dtype, parameter)
+    for parameter in first_of_dtype.values():  # Before any slot is made.
       self._check_held(parameter)
     self._in_cross_replica_context(self._apply_all, updates, parameters)
 

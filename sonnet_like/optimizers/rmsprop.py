@@ -1,5 +1,7 @@
 """RMSProp: steps divided by a running root mean square of the updates."""
 
+from typing import Any
+
 import tensorflow as tf
 
 from sonnet_like.core import autograph
@@ -83,7 +85,7 @@ class RMSProp(base.RuleOptimizer):
     centered = [("mg", "mg")] if self.centered else []
     return [("mom", "momentum"), ("ms", "rms")] + centered
 
-  def _held_by_dtype(self):
+  def _held_by_dtype(self) -> list[tuple[str, Any, float, str]]:
     return [("decay", self.decay, 1.,
              "learning_rate * update / sqrt(epsilon), the mean square never "
              "moving from 0"),
