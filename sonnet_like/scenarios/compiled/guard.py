@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 import tensorflow as tf
 
 from sonnet_like.core import autograph
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.updates import updater as updater_lib
 
 
@@ -78,6 +79,28 @@ def nonfinite_error(owner: str, latest: str | None, start: int, count: int,
       checkpoint=checkpoint), step)
 
 
+# Rows a copy between variables by rows moves at a time (`_copy_by_rows`).
+_COPY_BYTES = 32 * 2 ** 20
+
+
+@autograph.as_written
+def _copy_by_rows(source: tf.Variable, target: tf.Variable) -> None:
+  """`target` takes `source`'s values, about 32 MB of rows at a time, one
+  block after the other, so no tensor of the whole is ever alive."""
+  if not source.shape.is_fully_defined():
+    target.assign(source)
+    return
+  rows = int(source.shape[0])
+  row_bytes = max(1, source.shape[1:].num_elements() * source.dtype.size)
+  block = max(1, _COPY_BYTES // row_bytes)
+  done = []
+  for start in range(0, rows, block):
+    with tf.control_dependencies(done):
+      index = tf.range(start, min(start + block, rows))
+      done = [target.scatter_nd_update(index[:, None],
+                                       tf.gather(source, index))]
+
+
 @autograph.as_written
 def _as_tf_variable(variable: Any) -> Any:
   # A Keras 3 variable wraps a tf.Variable (its `value` on TensorFlow).
@@ -121,8 +144,13 @@ class CallRollback:
   variable of the run's state before the call's first step; while such a
   read is alive TensorFlow gives a variable a new buffer on its first
   write, so the old value survives at the cost of one copy per variable and
-  call. `end` checks the steps' verdicts (their losses) and, after the call,
-  the variables every update changed (the weights and the optimizers'
+  call. A variable read and written by rows (a replay buffer) is copied
+  into a backup variable instead, 32 MB of rows at a time: held whole as a
+  tensor through the call, a 1M-row buffer put over 205 MB alive in the
+  graph, where Grappler's memory optimizer sums a gradient's `AddN` in
+  another order, and a run's bits depended on `steps_per_call`. `end`
+  checks the steps' verdicts (their losses) and, after the call, the
+  variables every update changed (the weights and the optimizers'
   slots; other state may hold Inf or NaN on purpose, as markers). If any is
   not finite, it writes the old values of the whole state back and records
   where it failed in `failed_at`: the failing step when a loss showed it,
@@ -136,11 +164,17 @@ class CallRollback:
                                  name="failed_at")
     self.variables: list[tf.Variable] = []
     self._updated: list[Any] = []
+    self._backups: dict[Any, tf.Variable] = {}  # By a by-rows one's ref.
 
   def watch(self, variables: Sequence[Any]) -> None:
     """The state a failed call restores (the step counter with it)."""
     self.variables = state_variables(list(variables) + [self.step])
     self._updated = []
+    for variable in self.variables:
+      if carried.is_by_rows(variable) and variable.ref() not in self._backups:
+        self._backups[variable.ref()] = tf.Variable(
+            tf.zeros(variable.shape, variable.dtype), trainable=False,
+            name="rollback_backup")
 
   @autograph.as_written
   def updated(self, optimizer: Any, variables: Sequence[Any]) -> None:
@@ -148,11 +182,19 @@ class CallRollback:
     self._updated += [optimizer] + list(variables)
 
   @autograph.as_written
-  def begin(self) -> list[tf.Tensor]:
-    return [tf.identity(v) for v in self.variables]
+  def begin(self) -> list[Any]:
+    saved = []
+    for variable in self.variables:
+      backup = self._backups.get(variable.ref())
+      if backup is None:
+        saved.append(tf.identity(variable))
+      else:
+        _copy_by_rows(variable, backup)
+        saved.append(backup)
+    return saved
 
   @autograph.as_written
-  def end(self, saved: Sequence[tf.Tensor], steps_finite: tf.Tensor
+  def end(self, saved: Sequence[Any], steps_finite: tf.Tensor
           ) -> tf.Tensor:
     """Whether the call was finite; if not, its changes are undone."""
     checked = [v for v in state_variables(self._updated)
@@ -163,7 +205,10 @@ class CallRollback:
       self.failed_at.assign(tf.where(steps_finite, tf.constant(-1, tf.int64),
                                      self.step.read_value()))
       for variable, value in zip(self.variables, saved):
-        variable.assign(value)
+        if isinstance(value, tf.Variable):  # A backup by rows.
+          _copy_by_rows(value, variable)
+        else:
+          variable.assign(value)
       return tf.constant(False)
 
     return tf.cond(ok, lambda: tf.constant(True), undo)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.compiled import guard
 from sonnet_like.scenarios.compiled import step
 
@@ -97,6 +98,39 @@ def test_call_rollback_keeps_a_finite_call_and_undoes_a_nonfinite_one():
   assert counter.numpy() == 2 and total.numpy() == 3.0
   assert rollback.failed_at.numpy() == 3
   assert function.experimental_get_tracing_count() == 1
+
+
+def test_call_rollback_restores_rows_through_a_backup_block_by_block(
+    monkeypatch):
+  # A variable by rows (a replay buffer) is copied into a backup variable,
+  # a few rows at a time (here 3 of 7: blocks of 3, 3 and 1), never read
+  # whole; a failed call takes the rows back the same way.
+  monkeypatch.setattr(guard, "_COPY_BYTES", 3 * 2 * 4)
+  counter = tf.Variable(0, dtype=tf.int64)
+  rows = carried.by_rows(tf.Variable(
+      np.arange(14, dtype=np.float32).reshape(7, 2)))
+  rollback = guard.CallRollback(counter)
+  rollback.watch([rows])
+  values = tf.constant([1.0, np.nan])
+
+  def one_step():
+    value = values[counter]
+    rollback.updated(None, [rows])
+    rows.scatter_nd_update([[counter], [6]], tf.fill([2, 2], value))
+    finite = tf.math.is_finite(value)
+    counter.assign_add(tf.cast(finite, tf.int64))
+    return {}, finite
+
+  function = step.make_train_function(one_step, stop_on_nonfinite=True,
+                                      rollback=rollback)
+  assert bool(function(tf.constant(1))[1])
+  kept = rows.numpy()
+  assert kept[0].tolist() == [1.0, 1.0] and kept[6].tolist() == [1.0, 1.0]
+  assert not bool(function(tf.constant(1))[1])  # NaN written: undone.
+  np.testing.assert_array_equal(rows.numpy(), kept)
+  ops = {op.type for op in function.get_concrete_function(
+      tf.TensorSpec([], tf.int32)).graph.get_operations()}
+  assert "ResourceGather" in ops  # Copied by rows, not by a whole read.
 
 
 def test_call_rollback_finds_a_nonfinite_state_under_finite_verdicts():

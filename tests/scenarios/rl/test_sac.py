@@ -165,3 +165,27 @@ def test_sde_settings_are_checked():
   with pytest.raises(ValueError, match=r"^SAC: log_std_init must be a finite "
                      r"number, got nan"):
     snt.scenarios.SAC(8, log_std_init=float("nan"))
+
+
+def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
+  # The per-call NaN check ("auto" from 8 updates a call) keeps the state
+  # to undo a failed call. A replay buffer held as a tensor through the
+  # call (here 8M rows, 264 MB) put over 205 MB alive in the graph, where
+  # Grappler's memory optimizer sums a gradient's AddN in another order:
+  # the weights then differed from one step a call by a rounding.
+  weights = []
+  for steps_per_call in (1, 50):
+    tf.random.set_seed(0)
+    sac = snt.scenarios.SAC(num_env_steps=160, learning_starts=100,
+                            batch_size=32, buffer_size=8_000_000,
+                            steps_per_call=steps_per_call, seed=0,
+                            eval_every=None, progress=False)
+    actor = snt.nets.MLP([32, 32, 2], name="actor")
+    critic = snt.nets.MLP([32, 32, 1], name="critic")
+    sac(actor, critic, snt.optimizers.Adam(3e-3),
+        snt.envs.Pendulum(num_envs=1, seed=0))
+    weights.append([v.numpy() for v in actor.trainable_variables])
+    del sac
+  for first, second in zip(*weights):
+    np.testing.assert_array_equal(first, second)
+  assert not np.array_equal(weights[0][0], np.zeros_like(weights[0][0]))
