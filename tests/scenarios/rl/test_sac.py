@@ -173,7 +173,7 @@ def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
   # call (here 8M rows, 264 MB) put over 205 MB alive in the graph, where
   # Grappler's memory optimizer sums a gradient's AddN in another order:
   # the weights then differed from one step a call by a rounding.
-  weights = []
+  weights, per_call = [], []
   for steps_per_call in (1, 50):
     tf.random.set_seed(0)
     sac = snt.scenarios.SAC(num_env_steps=160, learning_starts=100,
@@ -185,7 +185,8 @@ def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
     sac(actor, critic, snt.optimizers.Adam(3e-3),
         snt.envs.Pendulum(num_envs=1, seed=0))
     weights.append([v.numpy() for v in actor.trainable_variables])
+    per_call.append(sac.checks_per_call)
     del sac
+  assert per_call == [False, True]  # The step check, then the call check.
   for first, second in zip(*weights):
     np.testing.assert_array_equal(first, second)
-  assert not np.array_equal(weights[0][0], np.zeros_like(weights[0][0]))
