@@ -205,7 +205,7 @@ class CallRollback:
       self.failed_at.assign(tf.where(steps_finite, tf.constant(-1, tf.int64),
                                      self.step.read_value()))
       for variable, value in zip(self.variables, saved):
-        if isinstance(value, tf.Variable):  # A backup by rows.
+        if variable.ref() in self._backups:  # `value` is its backup.
           _copy_by_rows(value, variable)
         else:
           variable.assign(value)
