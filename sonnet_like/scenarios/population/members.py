@@ -8,7 +8,9 @@ once more, holding `MemberVariable`s. The members' values are stacked into
 one real variable per template variable ([members, ...shape]); that is
 what trains and what the checkpoint holds. While one member's step is
 traced (`step.py`), the templates hold that member's slices; the copies
-get the stacked values back when a member is asked for (`member(i)`).
+get the stacked values back when a member is asked for (`member(i)`). A
+replay buffer's copies are stacked as they are built and then hold no rows
+until then (`row_stacks.py`).
 """
 
 import contextlib
@@ -24,6 +26,7 @@ from sonnet_like.envs import gym_adapter
 from sonnet_like.functional import tensor_variable
 from sonnet_like.scenarios import seed as seed_lib
 from sonnet_like.scenarios.population import replicas
+from sonnet_like.scenarios.population import row_stacks
 from sonnet_like.scenarios.population import rows
 from sonnet_like.scenarios.population import settings as settings_lib
 from sonnet_like.scenarios.updates import kinds
@@ -244,10 +247,11 @@ class _Untracked:
   """A plain holder: what `tf.Module` must not track (and checkpoint)."""
 
   def __init__(self, templates, template_variables, template_stand_ins,
-               copies, copy_variables, stand_ins):
+               copies, copy_variables, stand_ins, stacks):
     self.templates, self.template_variables = templates, template_variables
     self.template_stand_ins = template_stand_ins
     self.copies, self.copy_variables = copies, copy_variables
+    self.row_stacks = stacks  # The storage by rows, already stacked.
     self.stand_ins = stand_ins  # Each member's, as `swapped` takes them.
     # What the scenario's attributes hold after a run (`single.refuse_in`),
     # by the id of the scenario's own object.
@@ -284,8 +288,9 @@ class Members(tf.Module):
     # derived from the stacked values.
     self._parts = parts
     copy_variables = parts.copy_variables
+    by_rows = parts.row_stacks.stacked  # Already stacked (`row_stacks`).
     self.stacked = [
-        tf.Variable(
+        by_rows[j] if j in by_rows else tf.Variable(
             tf.stack([made[j].read_value() for made in copy_variables]),
             trainable=False,
             name=template.name.split(":")[0].replace("/", "_"))
@@ -329,6 +334,7 @@ class Members(tf.Module):
     # as on one device, `replicas.one_device`).
     strategy = scenario.strategy
     several = strategy.num_replicas_in_sync > 1
+    stacks = row_stacks.RowStacks(population.size, keep=cls.VIEW)
     for i, seed in enumerate(population.seeds):
       memo = {id(strategy): strategy} if several else {}
       made_copies = copy.deepcopy(by_id, memo)  # Shared stays shared.
@@ -349,6 +355,7 @@ class Members(tf.Module):
       copies.append(made_copies)
       copy_variables.append(_with_built([memo[id(v)] for v in existing] + made,
                                         built[-1]))
+      stacks.take(i, copy_variables[-1])
       # The copies' optimizers train not: their updaters go.
       scenario.traced_step.keep_updaters(by_id)
     memo = {id(strategy): None} if several else {}
@@ -383,7 +390,7 @@ class Members(tf.Module):
             owner=owner, member=i, count=len(variables),
             expected=len(template_variables)))
     parts = _Untracked(templates, template_variables, template_stand_ins,
-                       copies, copy_variables, stand_ins)
+                       copies, copy_variables, stand_ins, stacks)
     parts.before_build = {name: before.get(name) for name in template_built}
     gym_keys = [key for key, value in by_id.items()
                 if isinstance(value, gym_adapter.GymEnvironment)]
@@ -476,7 +483,8 @@ class Members(tf.Module):
       j = index[variable.ref()]
       template = self._parts.template_variables[j]
       for member, copied in enumerate(self._parts.copy_variables):
-        copied[j].assign(_slice_of(variable, member, template))
+        if not self._parts.row_stacks.released(copied[j]):  # Else at load.
+          copied[j].assign(_slice_of(variable, member, template))
 
   def member(self, index: int) -> dict[int, Any]:
     """Member `index`'s objects, by the id of the scenario's own (and of
@@ -494,10 +502,15 @@ class Members(tf.Module):
 
   def _load(self, copy_index: int, member: int) -> None:
     """Member `copy_index`'s copies take member `member`'s values."""
+    stacks = self._parts.row_stacks
     for variable, stacked, template in zip(
         self._parts.copy_variables[copy_index], self.stacked,
         self._parts.template_variables):
-      variable.assign(_slice_of(stacked, member, template))
+      value = _slice_of(stacked, member, template)
+      if stacks.released(variable):
+        stacks.refill(variable, value)
+      else:
+        variable.assign(value)
 
   def _objects(self, copy_index: int) -> dict[int, Any]:
     """Member `copy_index`'s objects, keyed by the id of the scenario's
