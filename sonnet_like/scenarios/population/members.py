@@ -334,7 +334,7 @@ class Members(tf.Module):
     # as on one device, `replicas.one_device`).
     strategy = scenario.strategy
     several = strategy.num_replicas_in_sync > 1
-    stacks = row_stacks.RowStacks(population.size, keep=cls.VIEW)
+    stacks = row_stacks.RowStacks(owner, population.size, keep=cls.VIEW)
     for i, seed in enumerate(population.seeds):
       memo = {id(strategy): strategy} if several else {}
       made_copies = copy.deepcopy(by_id, memo)  # Shared stays shared.
