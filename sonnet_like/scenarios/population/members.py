@@ -473,13 +473,10 @@ class Members(tf.Module):
 
   def refresh(self, stacked: list[tf.Variable] | None = None) -> None:
     """Every member's copies take the `stacked` values now (by default
-    all): a copy a user holds follows a swap (`ema_weights()`)."""
-    if stacked is None:
-      for index in range(self.population.size):
-        self.member(index)
-      return
+    all): a copy a user holds follows a swap (`ema_weights()`). A copy
+    that holds no rows (`row_stacks`) stays so: `member(i)` fills it."""
     index = {v.ref(): j for j, v in enumerate(self.stacked)}
-    for variable in stacked:
+    for variable in self.stacked if stacked is None else stacked:
       j = index[variable.ref()]
       template = self._parts.template_variables[j]
       for member, copied in enumerate(self._parts.copy_variables):
@@ -490,12 +487,16 @@ class Members(tf.Module):
     """Member `index`'s objects, by the id of the scenario's own (and of
     the templates), holding its values now (real variables: evaluate,
     export or keep training them)."""
+    self.check_index(index)
+    self._load(index, index)
+    return self._objects(index)
+
+  def check_index(self, index: int) -> None:
+    """Refuses an `index` that names no member."""
     if not 0 <= index < self.population.size:
       raise IndexError(f"population: member {index} of "
                        f"{self.population.size} (0 to "
                        f"{self.population.size - 1}).")
-    self._load(index, index)
-    return self._objects(index)
 
   # Member 0's objects answer for any member in `member_in`.
   VIEW = 0

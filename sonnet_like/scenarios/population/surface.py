@@ -56,7 +56,7 @@ class PopulationSurface:
       raise ValueError(f"{type(self).__name__}: as_member({index}) needs a "
                        "population (population= in the settings) and a "
                        "run.")
-    self.members.member(index)  # Checks the index.
+    self.members.check_index(index)
     return self.members.member_in(self, index)
 
   def require_single(self, what: str) -> None:

@@ -162,7 +162,7 @@ def test_a_replay_buffer_is_held_once_until_its_member_is_asked_for():
   """Each member's build makes its own buffer; its rows go into the
   stacked storage and its copy holds none (ten SAC members' 1M-row
   buffers held 1.7 GB twice), except the view's, which `as_member` loads.
-  `member(i)` gives member i's copy its rows back, and they stay."""
+  Only `member(i)` gives member i's copy its rows back, and they stay."""
   population, _ = _dqn(population=[4, 7, 9])
   members = population.members
   copies = members._parts.copy_variables  # pylint: disable=protected-access
@@ -177,8 +177,12 @@ def test_a_replay_buffer_is_held_once_until_its_member_is_asked_for():
   assert rows_held(0) == [64] * 5
   assert rows_held(1) == rows_held(2) == [0] * 5
   expected = _state(population, 2)  # Through the view's copy.
-  members.refresh()  # Every member's copies take the stacked values.
-  assert rows_held(1) == rows_held(2) == [64] * 5
+  members.refresh()  # Every member's copies take the stacked values...
+  assert rows_held(1) == rows_held(2) == [0] * 5  # ...but the emptied.
+  population.member(2)
+  assert rows_held(1) == [0] * 5 and rows_held(2) == [64] * 5
+  members.refresh()
+  assert rows_held(2) == [64] * 5
   for j in positions:
     np.testing.assert_array_equal(copies[2][j].numpy(),
                                   members.stacked[j][2].numpy())
