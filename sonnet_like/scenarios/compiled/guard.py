@@ -170,9 +170,12 @@ class CallRollback:
     """The state a failed call restores (the step counter with it)."""
     self.variables = state_variables(list(variables) + [self.step])
     self._updated = []
+    # A backup each by rows, kept across rebuilds; none for what is gone.
+    kept, self._backups = self._backups, {}
     for variable in self.variables:
-      if carried.is_by_rows(variable) and variable.ref() not in self._backups:
-        self._backups[variable.ref()] = tf.Variable(
+      ref = variable.ref()
+      if carried.is_by_rows(variable):
+        self._backups[ref] = kept[ref] if ref in kept else tf.Variable(
             tf.zeros(variable.shape, variable.dtype), trainable=False,
             name="rollback_backup")
 

@@ -133,6 +133,20 @@ def test_call_rollback_restores_rows_through_a_backup_block_by_block(
   assert "ResourceGather" in ops  # Copied by rows, not by a whole read.
 
 
+def test_call_rollback_keeps_a_backup_only_for_the_rows_it_watches():
+  # A rebuild watches new state: the old buffer's backup (its size again)
+  # goes, a buffer still watched keeps its own.
+  counter = tf.Variable(0, dtype=tf.int64)
+  old, kept = (carried.by_rows(tf.Variable(tf.zeros([4, 2])))
+               for _ in range(2))
+  rollback = guard.CallRollback(counter)
+  rollback.watch([old, kept])
+  backup = rollback._backups[kept.ref()]  # pylint: disable=protected-access
+  rollback.watch([kept])
+  assert list(rollback._backups) == [kept.ref()]  # pylint: disable=protected-access
+  assert rollback._backups[kept.ref()] is backup  # pylint: disable=protected-access
+
+
 def test_call_rollback_finds_a_nonfinite_state_under_finite_verdicts():
   # Step 1 adds Inf with a finite verdict (a gradient under a finite loss):
   # only the state shows it, at the end of the call.
