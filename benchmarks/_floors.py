@@ -12,7 +12,7 @@ hand: batched products, each member's Adam elementwise its own).
 
 import argparse
 import subprocess
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -324,6 +324,16 @@ class HandOffPolicy:
     each update (one a member), or with `steps_per_call` > 1 of each call
     (summed over the members, mean over its updates): `as_floats` them
     once the time is taken."""
+    losses = []
+    for _ in self.pieces(steps, losses):
+      pass
+    return losses
+
+  def pieces(self, steps: int, losses: list[tf.Tensor]) -> Iterator[int]:
+    """`run(steps)` a piece at a time, its losses appended to `losses`:
+    yields the steps done after every `steps_per_call` random steps and
+    after each learning call (each learning step with `steps_per_call`
+    1), so a caller can run something else between the pieces."""
     starts = self.settings["learning_starts"]
     if not 0 < starts <= steps:
       raise ValueError("The floors need 0 < learning_starts <= steps.")
@@ -331,13 +341,15 @@ class HandOffPolicy:
                                  zip(self.envs, self.seeds)]
                                 ).astype(np.float32)
     shape = [len(self.envs), self.action_size]
-    losses = []
-    for _ in range(min(starts, steps)):  # Uniform random actions.
+    for done in range(1, starts + 1):  # Uniform random actions.
       self._play(self.rng.uniform(-1.0, 1.0, shape).astype(np.float32))
+      if done % self.steps_per_call == 0 and done < starts:
+        yield done
     updates = 1  # The first, after the last random step.
     unit, (loss, *_) = self.learn_and_act(
         *self._batch(), self.observation, update_actor=self.delay == 1)
     losses.append(loss)
+    yield starts
     left = steps - starts
     if self.steps_per_call == 1:
       for _ in range(left):
@@ -347,7 +359,8 @@ class HandOffPolicy:
             *self._batch(), self.observation,
             update_actor=updates % self.delay == 0)
         losses.append(loss)
-      return losses
+        yield starts + updates - 1
+      return
     # The first call's actions are at self.observation: a chunk acts
     # again there (the same policy, a fresh draw of its noise).
     now = tf.constant(self.observation)
@@ -358,7 +371,7 @@ class HandOffPolicy:
       losses.append(total / k)
       updates += k
       left -= k
-    return losses
+      yield steps - left
 
 
 def as_floats(losses: Sequence[tf.Tensor]) -> list[float]:

@@ -49,6 +49,16 @@ batches drawn by one `tf.numpy_function` a step (1: one call a step from
 Python, the update and then the next actions, fetched with `.numpy()`;
 `--jit` then compiles it with XLA). `_floors.HandOffPolicy` is the loop.
 
+`--interleave` runs ours (the population) and the floor by turns in one
+run each: after each call of ours the floor runs to the same step
+(`_floors.HandOffPolicy.pieces`), so a drift of the machine's speed
+between whole runs (a 100-step call of ours took 23-28 ms a step within
+one quiet run) cannot favour either. It prints each side's seconds up to
+`learning_starts` (with its making and tracing) and after, and the median
+learning step of each:
+
+    python benchmarks/floor_sac_population.py --interleave
+
 `--check` trains ours (seeds 0 and 1, alone) `--steps` steps with the
 last two updates drawn from the first 256 transitions and the policy's
 samples at its means, and makes the same two updates from the same
@@ -77,6 +87,7 @@ import math
 import os
 import sys
 import time
+from typing import Iterator
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -249,6 +260,76 @@ def train_ours(args, **who):
   return seconds, scenario
 
 
+class Interleave(snt.scenarios.Hook):
+  """Ours and the floor by turns, in one process: after each call of ours
+  the floor runs its pieces (`HandOffPolicy.pieces`) until it has done as
+  many steps, so a drift of the machine's speed hits both alike. Keeps
+  each side's seconds by phase ("random": up to `learning_starts`, with
+  the first update; "learning": the rest) and each learning piece's
+  seconds a step."""
+
+  def __init__(self, pieces: Iterator[int], learning_starts: int,
+               floor_setup: float):
+    self.pieces, self.starts = pieces, learning_starts
+    self.seconds = {"ours": {"random": 0.0, "learning": 0.0},
+                    "floor": {"random": floor_setup, "learning": 0.0}}
+    self.per_step = {"ours": [], "floor": []}
+    self.done = {"ours": 0, "floor": 0}
+    self.mark = time.perf_counter()
+
+  def _add(self, who: str, step: int, seconds: float) -> None:
+    phase = "random" if step <= self.starts else "learning"
+    self.seconds[who][phase] += seconds
+    if phase == "learning" and self.done[who] >= self.starts:
+      self.per_step[who].append(seconds / (step - self.done[who]))
+    self.done[who] = step
+
+  def step_end(self, scenario, step, logs):
+    del scenario, logs
+    self._add("ours", step, time.perf_counter() - self.mark)
+    while self.done["floor"] < step:
+      start = time.perf_counter()
+      done = next(self.pieces)
+      self._add("floor", done, time.perf_counter() - start)
+    self.mark = time.perf_counter()
+
+
+def interleaved(args) -> None:
+  """`--interleave`: ours (the population) and the floor by turns
+  (`Interleave`); prints the seconds by phase and the ratio."""
+  recipe, settings = recipe_settings(args)
+  start = time.perf_counter()
+  hand = HandSAC(range(args.members), settings, recipe.hidden,
+                 recipe.learning_rate, steps_per_call=args.floor_steps_per_call,
+                 jit=args.jit)
+  hook = Interleave(hand.pieces(args.steps, []), settings["learning_starts"],
+                    time.perf_counter() - start)
+  train_ours(args, population=list(range(args.members)), hooks=[hook])
+  # The time after ours' last call (its end) is ours.
+  hook.seconds["ours"]["learning"] += time.perf_counter() - hook.mark
+  if hook.done["floor"] != args.steps:
+    raise RuntimeError(f"The floor did {hook.done['floor']} steps, ours "
+                       f"{args.steps}.")
+  print(f"\nSAC {TASK}, {args.steps} env steps a member, {args.members} "
+        f"members, ours and the floor by turns (each call of ours, then the "
+        f"floor to the same step); steps_per_call: ours "
+        f"{args.steps_per_call or 'the scenario default'}, the floor's "
+        f"{args.floor_steps_per_call}")
+  print("| phase | ours s | floor s | ours / floor |")
+  print("|---|---|---|---|")
+  for phase in ("random", "learning"):
+    ours, floor = hook.seconds["ours"][phase], hook.seconds["floor"][phase]
+    print(f"| {phase} | {ours:.1f} | {floor:.1f} | {ours / floor:.2f}x |")
+  ours, floor = (sum(hook.seconds[who].values()) for who in ("ours", "floor"))
+  print(f"| all | {ours:.1f} | {floor:.1f} | {ours / floor:.2f}x |")
+  medians = {who: 1e3 * float(np.median(hook.per_step[who]))
+             for who in ("ours", "floor")}
+  print(f"a learning step, median over the pieces: ours "
+        f"{medians['ours']:.2f} ms, the floor's {medians['floor']:.2f} ms "
+        f"({medians['ours'] / medians['floor']:.2f}x)")
+  print(f"# load after: {_floors.uptime()}")
+
+
 def mean_return(args, acts, seeds) -> float:
   """The mean over `seeds` of each one's greedy mean return (zoo.py's
   `evaluate`), NaN without `--eval_episodes`."""
@@ -399,8 +480,14 @@ def main():
                       help="a member; 0 skips the evaluation")
   parser.add_argument("--floor_solo", action="store_true",
                       help="also time the floor with one member, unstacked")
+  parser.add_argument("--interleave", action="store_true",
+                      help="ours (the population) and the floor by turns, "
+                      "in one run each: seconds by phase")
   args = _floors.timing_run(parser, check)
   if args is None:
+    return
+  if args.interleave:
+    interleaved(args)
     return
   seeds = list(range(args.members))
   times = {}
