@@ -315,7 +315,14 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
   @property
   def checks_per_call(self) -> bool:
     """Whether the NaN guard checks once per compiled call
-    (`nonfinite_check`, "auto" resolved)."""
+    (`nonfinite_check`, "auto" resolved; once the step is compiled, as it
+    checks: "auto" then also weighs the replay buffers a call's check would
+    copy, `guard.rows_outweigh_checks`)."""
+    if self.traced_step.compiled_per_call is not None:
+      return self.traced_step.compiled_per_call
+    return self._checks_per_call_by_settings()
+
+  def _checks_per_call_by_settings(self) -> bool:
     if not self.runner.checks_per_call:
       return False
     return self.guard.checks_per_call(
@@ -397,7 +404,8 @@ class Scenario(services.ScenarioServices, surface.PopulationSurface):
     """The engine's variables, the data iterator, then the scenario's (as
     the runner builds them)."""
     self.runner.before_run()
-    self.traced_step.create(self.updates, per_call=self.checks_per_call)
+    self.traced_step.create(self.updates,
+                            per_call=self._checks_per_call_by_settings())
     self._finished = tf.Variable(False, trainable=False, name="finished")
     self.rng = utils.seeded_generator(self.seed)
     if self._feed is not None:

@@ -150,7 +150,10 @@ class GuardSettings:
   finite loss is found at the next step's loss or at the end of the call.
   "auto": "call" when a call makes at least 8 updates (`steps_per_call`
   times `updates_per_step`) and `on_nonfinite="raise"` without loss
-  scaling, else "step".
+  scaling, else "step"; and "step" when the state's replay buffers (its
+  storage by rows, which a call's check copies whole) hold more bytes than
+  the call's updates would read checking each (the trainable weights once
+  an update).
   """
   on_nonfinite: str = "raise"
   nonfinite_check: str = "auto"

@@ -97,6 +97,8 @@ class TracedStep:
     self.updaters: dict[int, updater_lib.Updater] = {}
     self._cast = precision_lib.Forward(owner, precision)
     self._in_step = False  # While `train_step` is traced.
+    # Whether the compiled step checks per call; None before `compile`.
+    self.compiled_per_call: bool | None = None
 
   @property
   def loss_scale(self) -> loss_scale_lib.DynamicLossScale | None:
@@ -131,6 +133,7 @@ class TracedStep:
     the learning-rate schedule, as they are now), and the rollback if the
     guard checks `per_call`."""
     updates = updates or settings_lib.UpdateSettings()
+    self.compiled_per_call = None
     self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False,
                                name="skipped")
@@ -293,6 +296,11 @@ class TracedStep:
     strategy = scenario.strategy
     replicas = strategy.num_replicas_in_sync
     skip = self.guard.on_nonfinite == "skip"
+    if (self.rollback is not None and self.guard.nonfinite_check == "auto"
+        and guard_lib.rows_outweigh_checks(
+            state, scenario.steps_per_call * scenario.updates_per_step)):
+      self.shared.rollback = None  # "auto": each update checked instead.
+    self.compiled_per_call = self.rollback is not None
 
     names = {id(v): k for k, v in scenario.trackables().items()}
 

@@ -167,6 +167,25 @@ def test_sde_settings_are_checked():
     snt.scenarios.SAC(8, log_std_init=float("nan"))
 
 
+@pytest.mark.parametrize("buffer_size, per_call", [(1_000, True),
+                                                   (400_000, False)])
+def test_auto_checks_per_step_where_a_call_would_copy_a_larger_buffer(
+    buffer_size, per_call):
+  # 50 updates a call: "auto" checks per call, unless the call's check
+  # would copy more buffer (33 bytes a row) than checking each update reads
+  # of the trainable variables (6.2k floats, 25 kB, 50 times: 1.25 MB).
+  sac = snt.scenarios.SAC(num_env_steps=120, learning_starts=100,
+                          batch_size=32, buffer_size=buffer_size,
+                          steps_per_call=50, seed=0, eval_every=None,
+                          progress=False)
+  assert sac.checks_per_call  # By the settings alone, before the run.
+  sac(snt.nets.MLP([32, 32, 2], name="actor"),
+      snt.nets.MLP([32, 32, 1], name="critic"), snt.optimizers.Adam(3e-3),
+      snt.envs.Pendulum(num_envs=1, seed=0))
+  assert sac.checks_per_call == per_call
+  assert (sac.traced_step.rollback is not None) == per_call
+
+
 def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
   # The per-call NaN check ("auto" from 8 updates a call) keeps the state
   # to undo a failed call. A replay buffer held as a tensor through the
@@ -176,9 +195,12 @@ def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
   weights, per_call = [], []
   for steps_per_call in (1, 50):
     tf.random.set_seed(0)
+    # "auto" would check this buffer per step ("call" copies it whole).
     sac = snt.scenarios.SAC(num_env_steps=160, learning_starts=100,
                             batch_size=32, buffer_size=8_000_000,
                             steps_per_call=steps_per_call, seed=0,
+                            nonfinite_check=("step" if steps_per_call == 1
+                                             else "call"),
                             eval_every=None, progress=False)
     actor = snt.nets.MLP([32, 32, 2], name="actor")
     critic = snt.nets.MLP([32, 32, 1], name="critic")
