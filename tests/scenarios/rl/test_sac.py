@@ -187,10 +187,11 @@ def test_auto_checks_per_step_where_a_call_would_copy_a_larger_buffer(
 
 
 def test_a_large_buffer_gives_the_same_bits_at_any_steps_per_call():
-  # The per-call NaN check keeps the state to undo a failed call. A replay buffer held as a tensor through the
-  # call (here 8M rows, 264 MB) put over 205 MB alive in the graph, where
-  # Grappler's memory optimizer sums a gradient's AddN in another order:
-  # the weights then differed from one step a call by a rounding.
+  # The per-call NaN check keeps the state to undo a failed call. A replay
+  # buffer held as a tensor through the call (here 8M rows, 264 MB) put
+  # over 205 MB alive in the graph, where Grappler's memory optimizer sums
+  # a gradient's AddN in another order: the weights then differed from one
+  # step a call by a rounding.
   weights, per_call = [], []
   for steps_per_call in (1, 50):
     tf.random.set_seed(0)
