@@ -262,13 +262,14 @@ class SAC(twin_critics.TwinCritics):
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     sampled from the policy (with gSDE: from the held noise matrices)."""
-    random = self.random_unit_actions()
     observation = self.normalize(observation)
-    if self.policy.uses_sde:
-      raw, _, _ = self.policy.explore(
-          self.forward(self.actor, observation), self.rng,
-          observation)
-      sampled = tf.tanh(raw)
-    else:
-      sampled, _ = self._sample(observation)
-    return self.unit_to_env(tf.where(self.still_random(), random, sampled))
+    if not self.policy.uses_sde:
+      return self.unit_to_env(self.random_or(
+          lambda: self._sample(observation)[0],
+          lambda: self.policy.skip_sample(self.rng)))
+    # gSDE's held noise moves every step: both sides are computed.
+    random = self.random_unit_actions()
+    raw, _, _ = self.policy.explore(
+        self.forward(self.actor, observation), self.rng, observation)
+    return self.unit_to_env(tf.where(self.still_random(), random,
+                                     tf.tanh(raw)))

@@ -287,18 +287,24 @@ class TD3(twin_critics.TwinCritics):
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     the actor's action plus exploration noise, clipped to the box."""
-    random = self.random_unit_actions()
-    noise = self._state.noise
-    if self.exploration_noise == "gaussian":
-      drawn = self.noise_std * self.rng.normal(tf.shape(noise))
-    else:
-      drawn = noise + self.ou_theta * -noise * self.ou_dt + (
-          self.noise_std * self.ou_dt ** 0.5 * self.rng.normal(tf.shape(noise)))
-    noise.assign(drawn)
-    acted = tf.clip_by_value(
-        self._actions(self.actor, self.normalize(observation)) + drawn,
-        -1.0, 1.0)
-    return self.unit_to_env(tf.where(self.still_random(), random, acted))
+    def noise_drawn():  # Every step: the noise's state moves in the warm-up.
+      noise = self._state.noise
+      if self.exploration_noise == "gaussian":
+        drawn = self.noise_std * self.rng.normal(tf.shape(noise))
+      else:
+        drawn = noise + self.ou_theta * -noise * self.ou_dt + (
+            self.noise_std * self.ou_dt ** 0.5 *
+            self.rng.normal(tf.shape(noise)))
+      noise.assign(drawn)
+      return drawn
+
+    def acted():
+      drawn = noise_drawn()
+      return tf.clip_by_value(
+          self._actions(self.actor, self.normalize(observation)) + drawn,
+          -1.0, 1.0)
+
+    return self.unit_to_env(self.random_or(acted, noise_drawn))
 
   @autograph.as_written
   def stepped(self, timestep: envs_base.TimeStep) -> None:

@@ -25,6 +25,7 @@ from sonnet_like import export as export_lib
 from sonnet_like.core import arguments
 from sonnet_like.core import autograph
 from sonnet_like.envs import base as envs_base
+from sonnet_like.scenarios.compiled import carried
 from sonnet_like.scenarios.run_folder import history as history_lib
 from sonnet_like.scenarios.rl.parts import normalization
 from sonnet_like.scenarios.rl import off_policy
@@ -287,8 +288,34 @@ class TwinCritics(off_policy.OffPolicy):
   @autograph.as_written
   def random_unit_actions(self) -> tf.Tensor:
     """Uniform actions in [-1, 1] for every environment."""
-    shape = [self.env.num_envs] + list(self.env.action_space.shape)
-    return self.rng.uniform(shape, -1.0, 1.0)
+    return self.rng.uniform(self._unit_actions_shape(), -1.0, 1.0)
+
+  def _unit_actions_shape(self) -> list[int]:
+    return [self.env.num_envs] + list(self.env.action_space.shape)
+
+  @autograph.as_written
+  def random_or(self, policy_actions, policy_draws) -> tf.Tensor:
+    """Unit actions: uniform in [-1, 1] for the first `learning_starts`
+    transitions (`still_random`), else `policy_actions()`.
+
+    Only the side played is computed (no actor in the warm-up, no uniform
+    draw after it), yet the generator moves as if both sides were drawn,
+    the uniform first: the random side then calls `policy_draws()`, which
+    must move it as `policy_actions()` does, and the policy side skips the
+    uniform draw's numbers. So a run's numbers are those of drawing both.
+    """
+    count = math.prod(self._unit_actions_shape())
+
+    def random():
+      actions = self.random_unit_actions()
+      policy_draws()
+      return actions
+
+    def policy():
+      self.rng.skip(count)
+      return policy_actions()
+
+    return carried.cond(self.still_random(), random, policy)
 
   @autograph.as_written
   def still_random(self) -> tf.Tensor:

@@ -329,6 +329,10 @@ class Policy(tf.Module):
     noise = generator.stateless_normal(tf.shape(mean), seed)
     return mean + tf.exp(log_std) * noise
 
+  def skip_sample(self, rng: tf.random.Generator) -> None:
+    """Moves `rng` as `sample` without gSDE does, drawing nothing."""
+    rng.skip(1)  # `sample`'s `rng.make_seeds(1)` reads one int64.
+
   def _sde_sample(self, outputs: Any, rng: tf.random.Generator,
                   features: Any) -> tf.Tensor:
     """gSDE: `mean + features @ W_i`, the matrices drawn again first when
