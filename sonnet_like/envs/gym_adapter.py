@@ -218,6 +218,8 @@ class GymEnvironment(base.Environment):
       raise
     self.in_graph = False
     self._observation_dtype = self.observation_spec.dtype.as_numpy_dtype
+    self._observation_shape = (self.num_envs,
+                               *self.observation_spec.shape.as_list())
     self._observation = None   # numpy, None before the first reset.
 
   def __repr__(self) -> str:
@@ -258,7 +260,7 @@ class GymEnvironment(base.Environment):
 
   def _as_observation(self, observation) -> np.ndarray:
     return np.asarray(observation, self._observation_dtype).reshape(
-        [self.num_envs, *self.observation_spec.shape])
+        self._observation_shape)
 
   def _py_reset(self, seed: int | None) -> np.ndarray:
     if seed is None and self._observation is None:
@@ -290,18 +292,21 @@ class GymEnvironment(base.Environment):
     if self._vector is not None:
       observation, reward, terminated, truncated, final = self._vector_step(
           action)
+      observation = self._as_observation(observation)
+      final = self._as_observation(final)
     else:
       observation, reward, terminated, truncated, ended = self._batch.step(
           action)
-      observation = self._as_observation(observation)
-      final = observation.copy()
-      for i, last in ended.items():
-        final[i] = last
-    self._observation = self._as_observation(observation)
+      observation = final = self._as_observation(observation)
+      if ended:  # (Nothing writes into a returned array.)
+        final = observation.copy()
+        for i, last in ended.items():
+          final[i] = last
+    self._observation = observation
     terminated = np.asarray(terminated, np.bool_)
     truncated = np.logical_and(np.asarray(truncated, np.bool_), ~terminated)
-    return (self._observation, np.asarray(reward, np.float32), terminated,
-            truncated, self._as_observation(final))
+    return (observation, np.asarray(reward, np.float32), terminated,
+            truncated, final)
 
   def _vector_step(self, action: np.ndarray):
     observation, reward, terminated, truncated, info = self._vector.step(

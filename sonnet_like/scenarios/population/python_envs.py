@@ -67,5 +67,6 @@ def converter(owner: str, kind: str, envs: Sequence[Any]
 
 
 def _stacked(results: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-  """Each output of the members' steps, stacked on the member axis."""
-  return tuple(np.stack(parts) for parts in zip(*results))
+  """Each output of the members' steps, stacked on the member axis
+  (`np.array` of equal-shaped arrays: faster than `np.stack` for small)."""
+  return tuple(np.array(parts) for parts in zip(*results))
