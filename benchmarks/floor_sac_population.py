@@ -68,8 +68,8 @@ the losses are apart.
 
 What the floor leaves out (ours does it): checkpoints and run folders,
 logs and their variables, the NaN guard, episode statistics, argument and
-shape checks, the actor's forward pass during the warm-up and every
-warm-up step's compiled work, the members' own random streams (the floor
+shape checks, every warm-up step's compiled work (ours runs no actor
+there: `TwinCritics.random_or`), the members' own random streams (the floor
 draws indices and warm-up actions with one NumPy generator, the policy's
 noise with one `tf.random.Generator`), and the population's machinery
 (the member's step made once for all members, the per-member state and

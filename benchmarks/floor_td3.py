@@ -45,10 +45,8 @@ apart (float rounding: ~1e-7 of weights that moved ~1e-3).
 What the floor leaves out (ours does it): checkpoints and the run folder,
 logs and their variables, the NaN guard (finite checks and the selects
 that skip a non-finite update), episode statistics, argument and shape
-checks, observation normalisation (off in the recipe, so nothing), the
-actor's forward pass during the warm-up (ours computes it and throws it
-away; the floor's first learning call computes one action it does not
-use), every warm-up step's compiled work (ours stores the transitions in
+checks, observation normalisation (off in the recipe, so nothing),
+every warm-up step's compiled work (ours stores the transitions in
 `tf.Variable`s inside its call), and one generator for all the random
 numbers (the floor draws the buffer's indices and the warm-up actions
 with NumPy, the noise with a `tf.random.Generator`). Both evaluate with

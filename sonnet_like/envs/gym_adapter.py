@@ -297,8 +297,10 @@ class GymEnvironment(base.Environment):
     else:
       observation, reward, terminated, truncated, ended = self._batch.step(
           action)
+      # `final` is `observation` itself unless an episode ended (nothing
+      # writes into an array once returned).
       observation = final = self._as_observation(observation)
-      if ended:  # (Nothing writes into a returned array.)
+      if ended:
         final = observation.copy()
         for i, last in ended.items():
           final[i] = last

@@ -287,7 +287,7 @@ class TD3(twin_critics.TwinCritics):
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     the actor's action plus exploration noise, clipped to the box."""
-    def noise_drawn():  # Every step: the noise's state moves in the warm-up.
+    def noise_drawn():  # Every step, the warm-up's too: the noise moves.
       noise = self._state.noise
       if self.exploration_noise == "gaussian":
         drawn = self.noise_std * self.rng.normal(tf.shape(noise))

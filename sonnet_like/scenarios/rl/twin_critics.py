@@ -17,7 +17,7 @@ and an actor optimizer (`build_targets`, `extra_learners`,
 
 import copy
 import math
-from typing import Any
+from typing import Any, Callable
 
 import tensorflow as tf
 
@@ -294,7 +294,8 @@ class TwinCritics(off_policy.OffPolicy):
     return [self.env.num_envs] + list(self.env.action_space.shape)
 
   @autograph.as_written
-  def random_or(self, policy_actions, policy_draws) -> tf.Tensor:
+  def random_or(self, policy_actions: Callable[[], tf.Tensor],
+                policy_draws: Callable[[], Any]) -> tf.Tensor:
     """Unit actions: uniform in [-1, 1] for the first `learning_starts`
     transitions (`still_random`), else `policy_actions()`.
 
