@@ -262,13 +262,13 @@ class SAC(twin_critics.TwinCritics):
   def explore(self, observation):
     """Uniform in the box for the first `learning_starts` transitions, then
     sampled from the policy (with gSDE: from the held noise matrices)."""
-    observation = self.normalize(observation)
-    if not self.policy.uses_sde:
+    if not self.policy.uses_sde:  # Normalised on the policy's side only.
       return self.unit_to_env(self.random_or(
-          lambda: self._sample(observation)[0],
+          lambda: self._sample(self.normalize(observation))[0],
           lambda: self.policy.skip_sample(self.rng)))
     # gSDE's held noise moves every step: both sides are computed.
     random = self.random_unit_actions()
+    observation = self.normalize(observation)
     raw, _, _ = self.policy.explore(
         self.forward(self.actor, observation), self.rng, observation)
     return self.unit_to_env(tf.where(self.still_random(), random,
