@@ -26,6 +26,10 @@ class Row:
   # The calls that have no single answer after a population's run.
   single_answers: Callable[[snt.scenarios.Scenario], dict[str, Callable]]
   atol: float = 1e-5  # Member i against the solo run, train and eval.
+  # Whether the table dry-runs the population: not where another dry run
+  # goes through the same machinery (named at the row), to keep the
+  # suite's time.
+  dry_run: bool = True
 
 
 def _classes(n=64):
@@ -96,6 +100,7 @@ def train_ppo(num_steps, **loop):
 def train_dqn(num_steps, **loop):
   dqn = snt.scenarios.DQN(num_env_steps=num_steps * 4, num_envs=4,
                           buffer_size=64, batch_size=8, learning_starts=8,
+                          train_every=2, gradient_steps=2,
                           target_update_every=4, eval_episodes=8, **loop)
   dqn(snt.nets.MLP([8, 2], name="q"), snt.optimizers.Adam(0.01), _carts(),
       eval_env=_carts(11))
@@ -193,13 +198,16 @@ ROWS = [
         {"inputs": _classes(6)[0]},
         lambda s: {"model": lambda: s.model(_classes(2)[0]),
                    "predict": lambda: s.predict(s.model, _classes(2)[0]),
-                   "export": lambda: s.export("unused")}),
+                   "export": lambda: s.export("unused")},
+        dry_run=False),  # test_supervised_population's dry run.
     Row("GAN", train_gan, 8, 4, "high_quality",
         {"latents": np.ones([3, 2], np.float32), "num_samples": 3, "seed": 7},
         lambda s: {"sample": lambda: s.sample(4),
-                   "export": lambda: s.export("unused")}),
+                   "export": lambda: s.export("unused")},
+        dry_run=False),  # A data-fed step, as Supervised's.
     Row("REINFORCE", _env_steps(train_reinforce), 6, 3, "return",
-        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS,
+        dry_run=False),  # Rollouts, as PPO's.
     Row("PPO", _env_steps(train_ppo), 6, 3, "return",
         {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("DQN", _env_steps(train_dqn), 12, 6, "return",
@@ -208,7 +216,8 @@ ROWS = [
     Row("SAC", _env_steps(train_sac), 12, 6, "return",
         {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("TD3", _env_steps(train_td3), 12, 6, "return",
-        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
+        {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS,
+        dry_run=False),  # Twin critics and a replay buffer, as SAC's.
     Row("Denoise", train_denoise, 12, 4, "error",
         {"inputs": np.full([3, 4], 0.5, np.float32)},
         lambda s: {"model": lambda: s.model(np.zeros([1, 4], np.float32)),

@@ -1,7 +1,9 @@
 """Populations of RL scenarios: each member is the solo run with its seed
 (its weights, optimizer slots, environment, episode statistics and random
-stream), trained in one compiled call; and the parts that make it so
-(`population.control_flow`, `core.generator`)."""
+stream), trained in one compiled call, with swept settings, under XLA,
+and with its replay buffer held once; and the parts that make it so
+(`population.control_flow`, `core.generator`). Every scenario's members
+against their solo runs at every surface: `test_population_table.py`."""
 
 import collections
 
@@ -15,6 +17,9 @@ from sonnet_like.scenarios.population import control_flow
 from sonnet_like.scenarios.population import lockstep
 from sonnet_like.scenarios.population import members as members_lib
 from sonnet_like.scenarios.population import rows
+from tests.scenarios.population import run_state
+
+state_of, difference = run_state.state, run_state.largest_difference
 
 # Member i against the solo run with seed i, float32 weights and Adam's
 # slots after a few iterations (measured: at most 2.4e-7 for PPO, 0 for DQN,
@@ -48,39 +53,6 @@ def _ppo(iterations=3, learning_rate=3e-3, **settings):
   return ppo, history
 
 
-def _state(scenario, member=None):
-  """Every value a run's future depends on, by part: a solo run's, or a
-  population's member `member` (the scenario answering as it)."""
-  if member is not None:
-    with scenario.as_member(member):
-      return _state(scenario)
-  found = {}
-  for name, value in dict(scenario.trackables(), rng=scenario.rng).items():
-    if isinstance(value, tf.random.Generator):
-      found[name] = [value.state.numpy()]
-    else:
-      found[name] = [v.numpy() for v in members_lib._variables_of(value)]  # pylint: disable=protected-access
-  return found
-
-
-def _largest_difference(a, b):
-  """The largest difference between two `_state`s' floats, relative to
-  the value where it is above 1 (an episode's return of a few hundred
-  carries float32 steps of 3e-5); integers must be equal."""
-  assert a.keys() == b.keys()
-  worst = 0.0
-  for name in a:
-    assert len(a[name]) == len(b[name]), name
-    for x, y in zip(a[name], b[name]):
-      if x.dtype.kind in "iub":  # Counters, environment steps, the stream.
-        np.testing.assert_array_equal(x, y, err_msg=name)
-      else:
-        y = y.astype(np.float64)
-        worst = max(worst, float(np.max(np.abs(x - y) / np.maximum(
-            np.abs(y), 1.0), initial=0.0)))
-  return worst
-
-
 def test_each_ppo_member_is_the_solo_run_of_its_seed_and_settings():
   # Member 1 also sweeps scenario attributes read while the step is traced
   # and the rate that PPO's linear annealing scales (member 0 has PPO's
@@ -91,13 +63,13 @@ def test_each_ppo_member_is_the_solo_run_of_its_seed_and_settings():
                                    learning_rate=[3e-3, 1e-3, 3e-3])
   population, history = _ppo(population=sweep,
                              learning_rate_schedule="linear")
-  states = [_state(population, i)
+  states = [state_of(population, i)
             for i in range(3)]
   solos = [dict(seed=0), dict(seed=1, entropy_coef=0.01, gamma=0.9,
                               clip_ratio=0.3, learning_rate=1e-3)]
   for member, settings in enumerate(solos):
     solo, _ = _ppo(learning_rate_schedule="linear", **settings)
-    assert _largest_difference(states[member], _state(solo)) < TOLERANCE
+    assert difference(states[member], state_of(solo)) < TOLERANCE
   # The members differ (their own environments and streams).
   assert not np.array_equal(states[0]["env"][0], states[2]["env"][0])
   assert len(history.member_train["loss"][-1]) == 3
@@ -114,20 +86,6 @@ def _dqn(**settings):
   return dqn, history
 
 
-def test_each_dqn_member_is_the_solo_run_of_its_seed():
-  # The target network, replay buffer and statistics are made by build():
-  # each member's build makes its own.
-  population, _ = _dqn(population=[4, 7])
-  states = [_state(population, i)
-            for i in range(2)]
-  for state, seed in zip(states, [4, 7]):
-    solo, _ = _dqn(seed=seed)
-    assert _largest_difference(state, _state(solo)) < TOLERANCE
-    assert int(solo.buffer.size) == 64 and int(solo.optimizer.step) > 0
-  assert not np.array_equal(states[0]["q_network"][0],
-                            states[1]["q_network"][0])
-
-
 def test_a_member_is_loaded_without_copying_a_stacked_variable():
   """`as_member` and `member(i)` gather a replay buffer's slice of the
   member: its whole reads copy it (TensorFlow's copy-on-read mode, which
@@ -135,7 +93,7 @@ def test_a_member_is_loaded_without_copying_a_stacked_variable():
   The other stacked variables are read whole: a gather would turn the
   mode on for them, and each step would copy them."""
   population, _ = _dqn(population=[4, 7])
-  expected = [_state(population, i) for i in range(2)]
+  expected = [state_of(population, i) for i in range(2)]
 
   def refused(what):
     def read(*args, **kwargs):
@@ -152,7 +110,7 @@ def test_a_member_is_loaded_without_copying_a_stacked_variable():
       variable.sparse_read = refused(f"{variable.name} gathered")
   assert by_rows == 5  # The buffer's fields.
   for i in (1, 0):
-    assert _largest_difference(_state(population, i), expected[i]) == 0.0
+    assert difference(state_of(population, i), expected[i]) == 0.0
   q_network = population.member(1)  # Its one model.
   np.testing.assert_array_equal(q_network.variables[0].numpy(),
                                 expected[1]["q_network"][0])
@@ -176,7 +134,7 @@ def test_a_replay_buffer_is_held_once_until_its_member_is_asked_for():
 
   assert rows_held(0) == [64] * 5
   assert rows_held(1) == rows_held(2) == [0] * 5
-  expected = _state(population, 2)  # Through the view's copy.
+  expected = state_of(population, 2)  # Through the view's copy.
   members.refresh()  # Every member's copies take the stacked values...
   assert rows_held(1) == rows_held(2) == [0] * 5  # ...but the emptied.
   population.member(2)
@@ -186,9 +144,9 @@ def test_a_replay_buffer_is_held_once_until_its_member_is_asked_for():
   for j in positions:
     np.testing.assert_array_equal(copies[2][j].numpy(),
                                   members.stacked[j][2].numpy())
-  assert _largest_difference(_state(population, 2), expected) == 0.0
+  assert difference(state_of(population, 2), expected) == 0.0
   solo, _ = _dqn(seed=9)
-  assert _largest_difference(expected, _state(solo)) < TOLERANCE
+  assert difference(expected, state_of(solo)) < TOLERANCE
 
 
 def test_a_replay_buffer_population_compiles_with_xla():
@@ -196,30 +154,9 @@ def test_a_replay_buffer_population_compiles_with_xla():
   # and the scalar copy of the step that `tf.vectorized_map` leaves behind.
   population, _ = _dqn(population=[4, 7], jit_compile=True)
   solo, _ = _dqn(seed=7, jit_compile=True)
-  member = _state(population, 1)
-  assert _largest_difference(member, _state(solo)) < TOLERANCE
+  member = state_of(population, 1)
+  assert difference(member, state_of(solo)) < TOLERANCE
   assert int(solo.optimizer.step) > 0
-
-
-@pytest.mark.parametrize("name", ["SAC", "TD3"])
-def test_each_continuous_control_member_is_the_solo_run_of_its_seed(name):
-  # TD3's delayed actor update branches on each member's own count.
-  def run(**settings):
-    scenario = getattr(snt.scenarios, name)(
-        num_env_steps=30 * 2, num_envs=2, buffer_size=64, batch_size=8,
-        learning_starts=8, progress=False, tensorboard=False, log_every=1,
-        **settings)
-    actor = snt.nets.MLP([16, 2 if name == "SAC" else 1], name="actor")
-    scenario(actor, snt.nets.MLP([16, 1], name="critic"),
-             snt.optimizers.Adam(1e-3), snt.envs.Pendulum(num_envs=2))
-    return scenario
-
-  # Member 1 (member 0's seed is also the templates'): one solo run less.
-  population = run(population=[0, 1])
-  member = _state(population, 1)
-  assert _largest_difference(member, _state(run(seed=1))) < TOLERANCE
-  other = _state(population, 0)
-  assert not np.array_equal(member["actor"][0], other["actor"][0])
 
 
 def test_the_generator_draws_as_tensorflow_s_also_from_a_tensor_state():
