@@ -14,8 +14,6 @@ import csv
 import glob
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -25,10 +23,12 @@ import tensorflow as tf
 import sonnet_like as snt
 import tests
 from tests import export_common
+from tests import fork_server
 from sonnet_like.scenarios.population import single
 from sonnet_like.scenarios.run_folder import keep_best
 from tests.scenarios.population import population_table
 from tests.scenarios.population import run_state
+from tests.scenarios import test_scenario_table
 
 SEEDS = population_table.SEEDS
 
@@ -259,10 +259,10 @@ def test_a_ppo_population_resumes_after_sigkill_and_serves_without_us(
   script.write_text(_KILLED.format(root=tests.ROOT))
   folder = str(tmp_path / "killed")
   at = row.num_steps - row.eval_every + 1
-  killed = subprocess.run([sys.executable, str(script), folder, row.name,
-                           str(at)], capture_output=True, text=True,
-                          timeout=300)
-  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  killed = fork_server.shared(test_scenario_table.KILLED_PRELOAD).popen(
+      [script, folder, row.name, str(at)], dict(os.environ))
+  _, killed_err = killed.communicate(timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
   resumed = row.train(population=list(SEEDS), **_loop(row, folder))
   for a, b in zip(whole.members.stacked, resumed.members.stacked):
     np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -4,8 +4,6 @@ solo run with its seed, trained in one compiled call."""
 import json
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
@@ -14,6 +12,8 @@ import tensorflow as tf
 
 import sonnet_like as snt
 import tests
+from tests import fork_server
+from tests.scenarios import test_scenario_table
 
 STEPS = 30
 TOLERANCE = 1e-5  # Member i against the solo run with seed i (float32).
@@ -397,9 +397,10 @@ def test_sigterm_and_sigkill_resume_the_population_bitwise(tmp_path):
   # the checkpoint of step 8.
   script = tmp_path / "killed.py"
   script.write_text(_KILLED.format(root=tests.ROOT))
-  killed = subprocess.run([sys.executable, str(script), save_dir],
-                          capture_output=True, text=True, timeout=300)
-  assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+  killed = fork_server.shared(test_scenario_table.KILLED_PRELOAD).popen(
+      [script, save_dir], dict(os.environ))
+  _, killed_err = killed.communicate(timeout=300)
+  assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
   assert tf.train.latest_checkpoint(save_dir).endswith("-8")
   resumed, _, _ = _train(save_dir=save_dir, **settings)
   assert resumed.step == 12
