@@ -2,13 +2,14 @@
 (`population_table.ROWS`): member i of a population of seeds (3, 5) gives
 what the solo run of seed i gives wherever a user looks (its train logs
 and evaluations, `summary`, `best`, `keep_best` and `kept_best()`,
-`member(i)`, the export at the end, a hook, the CSV and TensorBoard logs,
-a dry run), and what has no single answer refuses in one sentence that
-names `member(`. The population looked at is one that crashed after a
-save and was resumed by the same command, so its surfaces are those of a
-resumed run; that a resume ends to the bit where the uninterrupted run
-does is `test_a_ppo_population_resumes_after_sigkill...` below and
-`test_supervised_population.py`'s."""
+`member(i)`, its whole state, the export at the end, a hook, the CSV and
+TensorBoard logs, a dry run), and what has no single answer refuses in
+one sentence that names `member(`. The population looked at is one whose
+first process was killed (SIGKILL) after a save and which the same
+command then resumed, so its surfaces are those of a resumed run; that a
+resume ends to the bit where the uninterrupted run does is
+`test_supervised_population.py`'s and, scenario by scenario for solo
+runs, `test_scenario_table.py`'s."""
 
 import csv
 import glob
@@ -43,18 +44,6 @@ class _Seen(snt.scenarios.Hook):
     self.members.append({k: list(v) for k, v in metrics.members.items()})
 
 
-class _Crash(snt.scenarios.Hook):
-  """Stops the process's run at step `at` by an error, as a kill would:
-  nothing after the last checkpoint is saved."""
-
-  def __init__(self, at):
-    self.at = at
-
-  def step_end(self, scenario, step, logs):
-    if step >= self.at:
-      raise RuntimeError("crashed")
-
-
 def _loop(row, folder, **more):
   return dict(num_steps=row.num_steps, eval_every=row.eval_every,
               log_every=row.eval_every, save_every=row.eval_every,
@@ -71,14 +60,16 @@ def _csv(folder, kind="eval"):
 
 
 def _tensorboard(folder, tag):
+  """The values logged under `tag`, by step, from every process's file (a
+  file's name orders processes that started in one second by pid)."""
   values = []
-  for path in sorted(glob.glob(os.path.join(folder, "run", "logs", "eval",
-                                            "events.*"))):
+  for path in glob.glob(os.path.join(folder, "run", "logs", "eval",
+                                     "events.*")):
     for event in tf.compat.v1.train.summary_iterator(path):
       for value in event.summary.value:
         if value.tag == tag:
-          values.append(float(tf.make_ndarray(value.tensor)))
-  return values
+          values.append((event.step, float(tf.make_ndarray(value.tensor))))
+  return [value for _, value in sorted(values)]
 
 
 def _served(folder, inputs):
@@ -130,12 +121,9 @@ def _assert_close(got, want, atol, what):
 
 @pytest.mark.parametrize("row", population_table.ROWS, ids=lambda r: r.name)
 def test_member_i_is_the_solo_run_of_seed_i_at_every_surface(row, tmp_path):
-  # A crash after a save, then the same command again.
+  # A process of its own killed after a save, then the same command again.
   folder = str(tmp_path / "population")
-  at = row.num_steps - row.eval_every + 1
-  with pytest.raises(RuntimeError, match="crashed"):
-    row.train(population=list(SEEDS), **_loop(row, folder,
-                                             hooks=[_Crash(at)]))
+  _killed_after_a_save(row, folder, tmp_path / "killed.py")
   seen = _Seen()
   population = row.train(population=list(SEEDS),
                          **_loop(row, folder, hooks=[seen]))
@@ -212,6 +200,8 @@ def test_member_i_is_the_solo_run_of_seed_i_at_every_surface(row, tmp_path):
     for name, weights in _models(solos[1]).items():
       for a, b in zip(_models(population)[name], weights):
         _assert_close(a, b, row.atol, f"as_member(1): {name}")
+  if row.served_without_sonnet_like:
+    _assert_served_without_sonnet_like(population, folder)
   # A dry run checks the population's steps, evaluation, save, resume and
   # export in seconds (on the rows whose machinery no other row's dry run
   # goes through, `Row.dry_run`).
@@ -237,33 +227,27 @@ _KILLED = textwrap.dedent("""
 """)
 
 
-def test_a_ppo_population_resumes_after_sigkill_and_serves_without_us(
-    tmp_path):
-  # An RL row (its environments, episodes and evaluations are state too;
-  # the table's rows resume after an error the same way), and its export
-  # loaded where sonnet_like is not: output [i] acts as member i's actor.
-  row = next(r for r in population_table.ROWS if r.name == "PPO")
-  whole = row.train(population=list(SEEDS),
-                    **_loop(row, str(tmp_path / "whole")))
-  observations = np.random.default_rng(1).uniform(
-      -1, 1, (64, 3)).astype(np.float32)
-  served, = export_common.load_and_call([(
-      str(tmp_path / "whole" / "export"), "serving_default",
-      {"observation": observations})])
-  for i in range(len(SEEDS)):
-    with whole.kept_best(), whole.as_member(i):  # Exported at its best.
-      np.testing.assert_allclose(served["action"][i],
-                                 whole.act(observations), rtol=1e-5,
-                                 atol=1e-6)
-  script = tmp_path / "killed.py"
+def _killed_after_a_save(row, folder, script):
+  """The row's population in a process of its own (forked from the shared
+  server), killed by SIGKILL one step after its last save but one."""
   script.write_text(_KILLED.format(root=tests.ROOT))
-  folder = str(tmp_path / "killed")
   at = row.num_steps - row.eval_every + 1
   killed = fork_server.shared(test_scenario_table.KILLED_PRELOAD).popen(
       [script, folder, row.name, str(at)], dict(os.environ))
   _, killed_err = killed.communicate(timeout=300)
   assert killed.returncode == -signal.SIGKILL, killed_err[-3000:]
-  resumed = row.train(population=list(SEEDS), **_loop(row, folder))
-  for a, b in zip(whole.members.stacked, resumed.members.stacked):
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
-  assert resumed.history.member_eval == whole.history.member_eval
+
+
+def _assert_served_without_sonnet_like(population, folder):
+  """The export, loaded in a Python where sonnet_like is not: output [i]
+  acts as member i's actor (at its kept best, where it was exported)."""
+  observations = np.random.default_rng(1).uniform(
+      -1, 1, (64, 3)).astype(np.float32)
+  served, = export_common.load_and_call([(
+      os.path.join(folder, "export"), "serving_default",
+      {"observation": observations})])
+  for i in range(len(SEEDS)):
+    with population.kept_best(), population.as_member(i):
+      np.testing.assert_allclose(served["action"][i],
+                                 population.act(observations), rtol=1e-5,
+                                 atol=1e-6)
