@@ -220,8 +220,7 @@ def test_a_run_is_refused_while_another_process_holds_the_folder(tmp_path):
 def test_read_only_save_dir_is_refused_before_training(tmp_path):
   # Root writes through permission bits: the run is made as user nobody,
   # in a folder of /tmp (pytest's tmp_path is closed to other users).
-  python, kwargs = test_run_dir.as_nobody(
-      imports=("numpy", "tensorflow", "keras", "sonnet_like"))
+  python, kwargs = test_run_dir.as_nobody()
   base = tempfile.mkdtemp(prefix="read_only_run_")
   kwargs["env"]["HOME"] = base
   save_dir = os.path.join(base, "run")
@@ -234,6 +233,8 @@ def test_read_only_save_dir_is_refused_before_training(tmp_path):
                              os.path.join(base, "out.npz"), "0"],
                             capture_output=True, text=True, timeout=180,
                             **kwargs)
+    test_run_dir.skip_if_not_importable(
+        result, ("numpy", "tensorflow", "keras", "sonnet_like"))
     assert result.returncode == 1, result.stderr[-2000:]
     assert (f"FolderError: Supervised: save_dir {save_dir} is not writable "
             "(Permission denied)") in result.stderr
