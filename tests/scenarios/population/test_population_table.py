@@ -229,7 +229,8 @@ _KILLED = textwrap.dedent("""
 
 def _killed_after_a_save(row, folder, script):
   """The row's population in a process of its own (forked from the shared
-  server), killed by SIGKILL one step after its last save but one."""
+  server), killed by SIGKILL one step after its save at `num_steps -
+  eval_every`: the resume trains the last `eval_every` steps again."""
   script.write_text(_KILLED.format(root=tests.ROOT))
   at = row.num_steps - row.eval_every + 1
   killed = fork_server.shared(test_scenario_table.KILLED_PRELOAD).popen(
