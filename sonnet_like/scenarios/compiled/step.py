@@ -468,13 +468,18 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
 
     return tf.function(guarded(single_step))
 
-  # Traced once, called twice below (before the loop, for the logs'
-  # structure, and in its body): half the tracing of inlining it twice.
+  # Traced once, and in the graph once: the loop starts from zeros in its
+  # outputs' structure. (Called before the loop for that structure, it
+  # would be in the graph twice: twice the graph optimisation and
+  # executor setup of a large step's first call.)
   one_step = tf.function(one_step)
 
   @autograph.as_written
   def steps(n: tf.Tensor):
-    logs, finite = one_step()
+    done, start = 0, _zero_outputs(one_step.get_concrete_function())
+    if start is None:  # A log's shape is known only when it runs.
+      done, start = 1, one_step()
+    logs, finite = start
 
     def keep_going(i, finite, logs):
       del logs
@@ -489,7 +494,18 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
       return i + 1, tf.logical_and(finite, step_finite), new_logs
 
     _, finite, logs = tf.while_loop(keep_going, body,
-                                    (tf.constant(1), finite, logs))
+                                    (tf.constant(done), finite, logs))
     return logs, finite
 
   return tf.function(guarded(steps))
+
+
+def _zero_outputs(traced: Any) -> tuple[Any, tf.Tensor] | None:
+  """Zero logs in the structure of `traced`'s (a step's concrete function)
+  and a True verdict; None if a log's shape is not fully known."""
+  logs, _ = traced.structured_outputs
+  flat = tf.nest.flatten(logs)
+  if not all(t.shape.is_fully_defined() for t in flat):
+    return None
+  zeros = [tf.zeros(t.shape, t.dtype) for t in flat]
+  return tf.nest.pack_sequence_as(logs, zeros), tf.constant(True)

@@ -33,18 +33,41 @@ def test_train_function_runs_n_steps_and_stops_on_nonfinite():
     assert function.experimental_get_tracing_count() == 1
 
 
-def test_train_function_traces_the_step_once():
-  # The step runs twice in the looped function's graph (once for the logs'
-  # structure, then as the loop's body); Python runs it once.
+def _calls_of(graph_def, name_part):
+  """How many nodes of `graph_def` and its library call a function whose
+  name holds `name_part`."""
+  nodes = list(graph_def.node)
+  for function in graph_def.library.function:
+    nodes.extend(function.node_def)
+  return sum(1 for node in nodes
+             if node.op in ("PartitionedCall", "StatefulPartitionedCall")
+             and name_part in node.attr["f"].func.name)
+
+
+@pytest.mark.parametrize("shape", [[], [None]])
+def test_train_function_traces_the_step_once_and_calls_it_once(shape):
+  # Python traces the step once. With its logs' shapes known, the loop
+  # starts from zeros and the graph calls the step in the loop's body
+  # only (a second call before the loop would double the graph's
+  # optimisation at the first call); with a shape known only when run, the
+  # first step runs before the loop.
   traces = []
+  counter = tf.Variable(0)
 
   def one_step():
     traces.append(1)
-    return {"value": tf.constant(1.0)}, tf.constant(True)
+    counter.assign_add(1)
+    value = tf.fill([counter % 2 + 1], tf.cast(counter, tf.float32))
+    value = tf.ensure_shape(value, shape) if shape else value[0]
+    return {"value": value}, tf.constant(True)
 
   function = step.make_train_function(one_step, stop_on_nonfinite=True)
-  _, finite = function(tf.constant(3))
-  assert bool(finite) and len(traces) == 1
+  logs, finite = function(tf.constant(3))
+  assert bool(finite) and len(traces) == 1 and counter.numpy() == 3
+  assert logs["value"].numpy().tolist() == ([3.0, 3.0] if shape else 3.0)
+  graph_def = function.get_concrete_function(
+      tf.TensorSpec([], tf.int32)).graph.as_graph_def()
+  assert _calls_of(graph_def, "one_step") == (2 if shape else 1)
 
 
 def test_state_variables_finds_each_variable_once():
