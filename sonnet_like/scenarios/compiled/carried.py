@@ -6,7 +6,7 @@ it would call `tf.while_loop`, `tf.cond`, `tf.gather` and a variable's
 step being traced installed a `Carrier` (`carried_by`): a runner whose
 variables hold plain tensors while the step is traced must carry them
 through loops and branches itself (the population's runner does,
-`population/carrier.py`). Nothing here knows which runner it serves:
+`population/control_flow.py`). Nothing here knows which runner it serves:
 
     >>> import tensorflow as tf
     >>> int(while_loop(lambda i: i < 3, lambda i: (i + 1,),

@@ -502,10 +502,12 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
 
 def _zero_outputs(traced: Any) -> tuple[Any, tf.Tensor] | None:
   """Zero logs in the structure of `traced`'s (a step's concrete function)
-  and a True verdict; None if a log's shape is not fully known."""
+  and a True verdict; None if a log is not a tensor of a fully known
+  shape (a ragged or sparse one, say)."""
   logs, _ = traced.structured_outputs
   flat = tf.nest.flatten(logs)
-  if not all(t.shape.is_fully_defined() for t in flat):
+  if not all(isinstance(t, tf.Tensor) and t.shape.is_fully_defined()
+             for t in flat):
     return None
   zeros = [tf.zeros(t.shape, t.dtype) for t in flat]
   return tf.nest.pack_sequence_as(logs, zeros), tf.constant(True)

@@ -44,13 +44,13 @@ def _calls_of(graph_def, name_part):
              and name_part in node.attr["f"].func.name)
 
 
-@pytest.mark.parametrize("shape", [[], [None]])
-def test_train_function_traces_the_step_once_and_calls_it_once(shape):
-  # Python traces the step once. With its logs' shapes known, the loop
-  # starts from zeros and the graph calls the step in the loop's body
+@pytest.mark.parametrize("log", ["scalar", "unknown shape", "sparse"])
+def test_train_function_traces_the_step_once_and_calls_it_once(log):
+  # Python traces the step once. With its logs tensors of known shapes, the
+  # loop starts from zeros and the graph calls the step in the loop's body
   # only (a second call before the loop would double the graph's
-  # optimisation at the first call); with a shape known only when run, the
-  # first step runs before the loop.
+  # optimisation at the first call); with a shape known only when run, or
+  # a composite log, the first step runs before the loop.
   traces = []
   counter = tf.Variable(0)
 
@@ -58,16 +58,23 @@ def test_train_function_traces_the_step_once_and_calls_it_once(shape):
     traces.append(1)
     counter.assign_add(1)
     value = tf.fill([counter % 2 + 1], tf.cast(counter, tf.float32))
-    value = tf.ensure_shape(value, shape) if shape else value[0]
+    if log == "scalar":
+      value = value[0]
+    elif log == "sparse":
+      value = tf.sparse.from_dense(tf.ensure_shape(value[:1], [1]))
     return {"value": value}, tf.constant(True)
 
   function = step.make_train_function(one_step, stop_on_nonfinite=True)
   logs, finite = function(tf.constant(3))
   assert bool(finite) and len(traces) == 1 and counter.numpy() == 3
-  assert logs["value"].numpy().tolist() == ([3.0, 3.0] if shape else 3.0)
+  value = logs["value"]
+  if log == "sparse":
+    value = tf.sparse.to_dense(value)
+  assert value.numpy().tolist() == {
+      "scalar": 3.0, "unknown shape": [3.0, 3.0], "sparse": [3.0]}[log]
   graph_def = function.get_concrete_function(
       tf.TensorSpec([], tf.int32)).graph.as_graph_def()
-  assert _calls_of(graph_def, "one_step") == (2 if shape else 1)
+  assert _calls_of(graph_def, "one_step") == (1 if log == "scalar" else 2)
 
 
 def test_state_variables_finds_each_variable_once():
