@@ -477,7 +477,7 @@ def make_train_function(one_step: Callable[[], tuple[dict, tf.Tensor]],
   @autograph.as_written
   def steps(n: tf.Tensor):
     done, start = 0, _zero_outputs(one_step.get_concrete_function())
-    if start is None:  # A log's shape is known only when it runs.
+    if start is None:  # A log zeros cannot stand for: a first step.
       done, start = 1, one_step()
     logs, finite = start
 
