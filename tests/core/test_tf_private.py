@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests import executed_graphs
+
 _WALL = "sonnet_like/core/tf_private"
 
 
@@ -242,6 +244,31 @@ def test_control_flow_util_in_xla_context():
     tf.function(probe, jit_compile=True)(tf.constant(1))
     tf.function(probe)(tf.constant(1))
     assert seen == [True, False]
+
+
+def test_operation_set_attr_keeps_a_cond_called():
+  _requires(tf.Operation, "_set_attr", ("attr_name", "attr_value"),
+            "tf.Operation._set_attr")
+  graphs = _wall("graphs")
+  state = tf.Variable(1.0)
+
+  def step(pred, cond):
+    # A branch that writes state, as the population's restore does.
+    cond(pred, lambda: tf.constant(0.0),
+         lambda: state.assign(state * 3.0))
+    return state.read_value()
+
+  with _behaves("the _lower_using_switch_merge attribute of an If op"):
+    inlined = tf.function(lambda p: step(p, tf.cond))
+    assert executed_graphs.op_types(lambda: inlined(tf.constant(True)))[
+        "Switch"]
+    called = tf.function(lambda p: step(p, graphs.cond_called))
+    executed = executed_graphs.op_types(lambda: called(tf.constant(True)))
+    assert executed["If"] == 1 and not executed["Switch"]
+    state.assign(1.0)
+    assert float(called(tf.constant(True))) == 1.0
+    assert float(called(tf.constant(False))) == 3.0
+    assert float(called(tf.constant(False))) == 9.0
 
 
 def test_errors_impl_InaccessibleTensorError():

@@ -18,7 +18,9 @@ One file per TensorFlow area:
   converter registry, the `pfor_converter` hook of an op, and what a
   converter reads of the `pfor_input` pfor hands it.
 - `graphs`: a graph's function library (`Graph._get_function`), whether a
-  graph is compiled by XLA, `InaccessibleTensorError`.
+  graph is compiled by XLA, a `tf.cond` whose `If` calls its branch
+  (`Operation._set_attr` of `_lower_using_switch_merge`),
+  `InaccessibleTensorError`.
 - `autograph`: AutoGraph's control status (`ag_ctx`), its conversion
   (`tf.__internal__.autograph.tf_convert`) and its do-not-convert mark.
 - `distribute`: entering the default strategy's replica context on one

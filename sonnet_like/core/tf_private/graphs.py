@@ -1,12 +1,13 @@
-"""A graph's function library, XLA contexts and a graph error.
+"""A graph's function library, XLA contexts, a called branch and a graph
+error.
 
-Public replacements: none for the first two (`tf.Graph` has no public
-lookup of a function by name, and nothing public tells whether the graph
-being built is compiled by XLA); `tf.errors` does not export
-`InaccessibleTensorError`.
+Public replacements: none for the first three (`tf.Graph` has no public
+lookup of a function by name, nothing public tells whether the graph
+being built is compiled by XLA, and `tf.cond` has no option to call its
+branch); `tf.errors` does not export `InaccessibleTensorError`.
 """
 
-from typing import Any
+from typing import Any, Callable
 
 import tensorflow as tf
 # pylint: disable=g-direct-tensorflow-import
@@ -35,3 +36,31 @@ def in_xla_context(graph: tf.Graph) -> bool:
   TensorFlow lacks it (the caller then skips an XLA-only check)."""
   in_xla = getattr(control_flow_util, "GraphOrParentsInXlaContext", None)
   return False if in_xla is None else in_xla(graph)
+
+
+# The attribute of an `If` op that, true (`tf.cond`'s choice), inlines both
+# branches into the enclosing graph behind switches when the graph runs.
+_INLINED = "_lower_using_switch_merge"
+_IF_OPS = ("If", "StatelessIf")
+
+
+def cond_called(pred: Any, true_fn: Callable[[], Any],
+                false_fn: Callable[[], Any]) -> Any:
+  """`tf.cond(pred, true_fn, false_fn)` whose `If` op calls the branch it
+  takes as a function instead of having both inlined (`Operation.
+  _set_attr` of `_lower_using_switch_merge`). Inlined, the executor passes
+  over every op of the branch not taken, and over a switch for each of its
+  inputs, at every run; called, the `If` is one op. For a branch most runs
+  skip whose inputs are many. Eagerly it is `tf.cond`."""
+  graph = tf.compat.v1.get_default_graph()
+  before = len(graph.get_operations())
+  out = tf.cond(pred, true_fn, false_fn)
+  if tf.executing_eagerly():
+    return out
+  made = [op for op in graph.get_operations()[before:]
+          if op.type in _IF_OPS]
+  if len(made) != 1:
+    raise ValueError(f"cond_called: tf.cond made {len(made)} If ops, "
+                     "expected 1.")
+  made[0]._set_attr(_INLINED, tf.compat.v1.AttrValue(b=False))  # pylint: disable=protected-access
+  return out

@@ -186,16 +186,49 @@ def cond(pred: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any],
   if per_member:
     return _both_selected(pred, true_fn, false_fn, values)
 
+  try:
+    return _carrying_written(pred, true_fn, false_fn, name, values, None)
+  except _WrittenByTheOther as other:
+    return _carrying_written(pred, true_fn, false_fn, name, values,
+                             other.written)
+
+
+class _WrittenByTheOther(Exception):
+  """The branch traced second wrote values the first did not carry out."""
+
+  def __init__(self, written: list[int]):
+    super().__init__(written)
+    self.written = written
+
+
+def _carrying_written(pred, true_fn, false_fn, name, values, written):
+  """`cond`'s `tf.cond`: the branches carry out the values at `written`
+  (indices into `values`), or when None the values the branch traced first
+  writes (a branch passes over the others: no switch, merge or identity
+  for each of them, which would cost every step as much as the branch's
+  ops). The branch traced second raises `_WrittenByTheOther` with both
+  branches' writes if it writes one more."""
+  written = None if written is None else list(written)
+
   def branch(fn):
     def carried():
+      nonlocal written
       with _held(values), _verdicts_of_block() as flags:
         out = fn()
         new = _values()
-      return out, new, _all(flags)
+      mine = [i for i, (a, b) in enumerate(zip(new, values)) if a is not b]
+      if written is None:
+        written = mine
+      elif not set(mine) <= set(written):
+        raise _WrittenByTheOther(sorted(set(mine) | set(written)))
+      return out, [new[i] for i in written], _all(flags)
     return carried
 
   out, new, ok = tf.cond(pred, branch(true_fn), branch(false_fn), name=name)
-  _set(new)
+  carried = list(values)
+  for i, value in zip(written, new):
+    carried[i] = value
+  _set(carried)
   _add_verdict(ok)
   return out
 

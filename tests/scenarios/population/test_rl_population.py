@@ -216,6 +216,48 @@ def test_control_flow_carries_member_state_written_inside():
   np.testing.assert_array_equal(members[1].numpy(), [4, 14])
 
 
+@pytest.mark.parametrize("writes", [(0, 0), (0, 2), (None, 3)],
+                         ids=["same", "each_its_own", "false_only"])
+def test_a_member_cond_carries_out_only_what_its_branches_write(writes):
+  # Of six member values, the true branch writes `writes[0]`, the false
+  # one `writes[1]` (None: nothing). The `If` carries out those (the
+  # second branch traced writing another: traced again with both), the
+  # branch's output and the verdict, not all six.
+  with members_lib.member_variables():
+    held = [tf.Variable(0.0) for _ in range(6)]
+
+  def branch(index, add):
+    def fn():
+      if index is not None:
+        held[index].assign_add(add)
+      return tf.constant(add)
+    return fn
+
+  def member(start):
+    for variable in held:
+      variable.tensor_value = start
+    with control_flow.carrying(held):
+      out = control_flow.cond(start > 1.0, branch(writes[0], 1.0),
+                              branch(writes[1], 10.0))
+      return out, tf.stack([v.tensor_value for v in held])
+
+  traced = tf.function(member).get_concrete_function(
+      tf.TensorSpec([], tf.float32)).graph
+  (op,) = [op for op in traced.get_operations()
+           if op.type in ("If", "StatelessIf")]
+  written = {w for w in writes if w is not None}
+  assert len(op.outputs) == 1 + len(written) + 1
+  outs, values = tf.function(tf.vectorized_map)(member,
+                                                tf.constant([0.0, 5.0]))
+  np.testing.assert_array_equal(outs.numpy(), [10.0, 1.0])
+  expected = np.array([[0.0] * 6, [5.0] * 6])
+  if writes[1] is not None:
+    expected[0, writes[1]] += 10.0
+  if writes[0] is not None:
+    expected[1, writes[0]] += 1.0
+  np.testing.assert_array_equal(values.numpy(), expected)
+
+
 def _op_types(function) -> collections.Counter:
   """The op types of a traced function, its nested functions' included."""
   graph_def = function.get_concrete_function().graph.as_graph_def()

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 import sonnet_like as snt
 import tests
+from tests import executed_graphs
 from tests import fork_server
 from tests.scenarios import test_scenario_table
 
@@ -177,6 +178,18 @@ def test_a_member_that_diverges_stops_and_the_others_go_on():
   assert np.isfinite(history.train["loss"]).all()  # Means of the living.
   weights = scenario.member(1).variables
   assert all(np.isfinite(v.numpy()).all() for v in weights)  # Last good.
+
+
+def test_the_step_writes_back_without_a_switch_per_member_value():
+  # The values the members carry are written back every step; giving a
+  # failed member its old ones is a branch called only when taken
+  # (`step._restore_failed`), not one inlined with a switch per value.
+  scenario, _, _ = _train(population=3, steps=2)
+  count = tf.TensorSpec([], tf.int32)
+  executed = executed_graphs.op_types(
+      lambda: scenario.train_function.get_concrete_function(count)(
+          tf.constant(1)))
+  assert executed["If"] and not executed["Switch"]
 
 
 def test_evaluation_best_and_summary():
