@@ -52,11 +52,11 @@ def cond_called(pred: Any, true_fn: Callable[[], Any],
   over every op of the branch not taken, and over a switch for each of its
   inputs, at every run; called, the `If` is one op. For a branch most runs
   skip whose inputs are many. Eagerly it is `tf.cond`."""
+  if tf.executing_eagerly():
+    return tf.cond(pred, true_fn, false_fn)
   graph = tf.compat.v1.get_default_graph()
   before = len(graph.get_operations())
   out = tf.cond(pred, true_fn, false_fn)
-  if tf.executing_eagerly():
-    return out
   made = [op for op in graph.get_operations()[before:]
           if op.type in _IF_OPS]
   if len(made) != 1:

@@ -208,6 +208,7 @@ def _carrying_written(pred, true_fn, false_fn, name, values, written):
   for each of them, which would cost every step as much as the branch's
   ops). The branch traced second raises `_WrittenByTheOther` with both
   branches' writes if it writes one more."""
+  retraced = written is not None
   written = None if written is None else list(written)
 
   def branch(fn):
@@ -220,6 +221,10 @@ def _carrying_written(pred, true_fn, false_fn, name, values, written):
       if written is None:
         written = mine
       elif not set(mine) <= set(written):
+        if retraced:  # Tracing again wrote other values: a bug, not a retry.
+          raise RuntimeError(
+              f"A member's tf.cond branch wrote values {mine} when traced "
+              f"again, outside both branches' first writes {written}.")
         raise _WrittenByTheOther(sorted(set(mine) | set(written)))
       return out, [new[i] for i in written], _all(flags)
     return carried
