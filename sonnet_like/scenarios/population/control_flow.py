@@ -209,7 +209,6 @@ def _carrying_written(pred, true_fn, false_fn, name, values, written):
   ops). The branch traced second raises `_WrittenByTheOther` with both
   branches' writes if it writes one more."""
   retraced = written is not None
-  written = None if written is None else list(written)
 
   def branch(fn):
     def carried():

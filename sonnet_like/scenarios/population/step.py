@@ -271,12 +271,14 @@ def vectorized(members: members_lib.Members, scenario: Any,
     # "skip": a failed update was dropped alone in the step (`MemberUpdates.cond`),
     # the rest of the step stays, as in a solo run.
     kept = alive if skip else ok
+    stacked = [members.stacked[i] for i in carried]
     if replicas > 1:  # A mirrored variable is written outside a branch.
-      new = _kept(kept, new, old)
-    for i, value in zip(carried, new):
-      members.stacked[i].assign(value)
-    if replicas == 1:
-      _restore_failed(kept, [members.stacked[i] for i in carried], old)
+      for variable, value in zip(stacked, _kept(kept, new, old)):
+        variable.assign(value)
+    else:
+      for variable, value in zip(stacked, new):
+        variable.assign(value)
+      _restore_failed(kept, stacked, old)
     for i, rows_written in zip(by_rows, written):
       rows.write(members.stacked[i], rows_written, kept)
     if not skip:  # A member that failed stops; the others go on.
@@ -322,8 +324,8 @@ def _restore_failed(ok: tf.Tensor, variables: list[tf.Variable],
 
   def restore():
     for variable, before in zip(variables, old):
-      mask = tf.reshape(ok, [-1] + [1] * (before.shape.rank - 1))
-      variable.assign(tf.where(mask, variable.read_value(), before))
+      variable.assign(tf.where(_per_member(ok, before),
+                               variable.read_value(), before))
     return tf.constant(True)
 
   graphs.cond_called(tf.reduce_all(ok), lambda: tf.constant(False), restore)
@@ -340,7 +342,11 @@ def _kept(ok: tf.Tensor, new: list[tf.Tensor], old: list[tf.Tensor]
     return []
 
   def selected():
-    return [tf.where(tf.reshape(ok, [-1] + [1] * (n.shape.rank - 1)), n, o)
-            for n, o in zip(new, old)]
+    return [tf.where(_per_member(ok, n), n, o) for n, o in zip(new, old)]
 
   return tf.cond(tf.reduce_all(ok), lambda: list(new), selected)
+
+
+def _per_member(ok: tf.Tensor, like: tf.Tensor) -> tf.Tensor:
+  """`ok` (one flag a member) shaped to select rows of `like`."""
+  return tf.reshape(ok, [-1] + [1] * (like.shape.rank - 1))
