@@ -216,7 +216,8 @@ ROWS = [
         served_without_sonnet_like=True),
     Row("DQN", _env_steps(train_dqn), 12, 6, "return",
         {"observation": _OBSERVATION, "seed": 7},
-        _policy_calls(lambda s, x: s.greedy(x), _OBSERVATION, _carts)),
+        _policy_calls(lambda s, x: s.greedy(x), _OBSERVATION, _carts),
+        dry_run=False),  # A replay buffer and a target network, as SAC's.
     Row("SAC", _env_steps(train_sac), 12, 6, "return",
         {"observation": _ANGLES, "seed": 7}, _PENDULUM_CALLS),
     Row("TD3", _env_steps(train_td3), 12, 6, "return",
