@@ -46,3 +46,29 @@ def test_a_vector_env_cannot_be_copied_and_says_what_to_pass():
                      r"environments again, which .* cannot be .* pass a "
                      r"gymnasium id or a zero-argument factory instead"):
     copy.deepcopy(env)
+
+
+def test_copies_stepped_together_play_as_each_steps_its_own():
+  """`python_steps_of` (a population's one crossing a step) joins the
+  copies' Envs into one batch: the same observations, rewards, ends and
+  final observations as each copy's own steps, through episode ends, and
+  each copy's observation after."""
+  made = [snt.envs.make("CartPole-v1", num_envs=2, seed=s) for s in (0, 1, 2)]
+  alone = [copy.deepcopy(env) for env in made]
+  together = snt.envs.gym_adapter.python_steps_of(made)
+  actions = np.random.default_rng(0).integers(0, 2, [60, 3, 2])
+  ended = 0
+  for action in actions:
+    theirs = [env.python_step(a) for env, a in zip(alone, action)]
+    ours = together(action)
+    for got, want in zip(ours, zip(*theirs)):
+      np.testing.assert_array_equal(got, np.stack(want))
+      assert got.dtype == want[0].dtype
+    ended += int(ours[2].sum() + ours[3].sum())
+  assert ended > 3  # Random CartPole episodes end within 60 steps.
+  for env, own in zip(made, alone):
+    np.testing.assert_array_equal(env.python_observation(),
+                                  own.python_observation())
+  with pytest.raises(ValueError, match=r"GymEnvironment\(CartPole-v1\): "
+                     r"actions must be in \[0, 2\), got \[2\]"):
+    together(np.array([[0, 1], [1, 2], [0, 0]]))

@@ -9,8 +9,9 @@ traced once, on the templates, where a `GymEnvironment` step is one
 conversion under `tf.vectorized_map`: one op again, which steps each
 member's own environments in turn with that member's actions and stacks
 what they return, so member i plays its solo run's episodes. The Python
-work is each member's, one after the other (one call into Python a step,
-not one per member).
+work is each member's, one after the other, in one call into Python a
+step (`gym_adapter.python_steps_of`: the members' Envs as one batch when
+they step in this process).
 """
 
 from typing import Any, Callable, Sequence
@@ -19,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from sonnet_like.core.tf_private import pfor
+from sonnet_like.envs import gym_adapter
 
 SOME_MEMBERS_ERROR = (
     "{owner}: a gymnasium environment is stepped inside a branch or a loop "
@@ -55,8 +57,7 @@ def converter(owner: str, kind: str, envs: Sequence[Any]
     else:
       pfor.stack_inputs(pfor_input, [0])
       made = tf.numpy_function(
-          lambda actions: _stacked([env.python_step(action)
-                                    for env, action in zip(envs, actions)]),
+          gym_adapter.python_steps_of(envs),
           [pfor.stacked_input(pfor_input, 0)], dtypes,
           name="gym_step_of_members")
     for out, like in zip(made, op.outputs):
@@ -65,8 +66,3 @@ def converter(owner: str, kind: str, envs: Sequence[Any]
 
   return convert
 
-
-def _stacked(results: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-  """Each output of the members' steps, stacked on the member axis
-  (`np.array` of equal-shaped arrays: faster than `np.stack` for small)."""
-  return tuple(np.array(parts) for parts in zip(*results))
