@@ -100,15 +100,15 @@ def _as_protocol(observation: np.ndarray, reward, terminated, truncated,
 
 
 def _batch_as_protocol(stepped: tuple[Any, ...], lead: tuple[int, ...],
-                       shape: tuple[int, ...], dtype: Any
+                       item: tuple[int, ...], dtype: Any
                        ) -> tuple[np.ndarray, ...]:
   """`GymBatch.step`'s outputs (`stepped`) as `_as_protocol`'s, the
-  batch's environments, in order, laid out on the axes `lead`: the
-  observations `shape` (`lead` first) and `dtype`. The final observation
-  is the observation itself unless an episode ended (nothing writes into
-  an array once returned)."""
+  batch's environments, in order, laid out on the axes `lead`, an
+  observation of shape `item` and `dtype` each. The final observation is
+  the observation itself unless an episode ended (nothing writes into an
+  array once returned)."""
   observation, reward, terminated, truncated, ended = stepped
-  observation = final = np.asarray(observation, dtype).reshape(shape)
+  observation = final = np.asarray(observation, dtype).reshape(*lead, *item)
   if ended:
     final = observation.copy()
     by_env = final.reshape(len(reward), -1)  # A view of `final`.
@@ -146,7 +146,6 @@ def python_steps_of(envs: Sequence["GymEnvironment"]
   joined = gym_batch.GymBatch([e for env in envs for e in env._batch.envs])
   first = envs[0]
   lead = (len(envs), first.num_envs)
-  shape = (len(envs), *first._observation_shape)
 
   def step(actions: np.ndarray) -> tuple[np.ndarray, ...]:
     for env in envs:
@@ -154,8 +153,8 @@ def python_steps_of(envs: Sequence["GymEnvironment"]
     actions = np.asarray(actions)
     first._check_py_action(actions)
     stepped = _batch_as_protocol(
-        joined.step(actions.reshape(-1, *actions.shape[2:])), lead, shape,
-        first._observation_dtype)
+        joined.step(actions.reshape(-1, *actions.shape[2:])), lead,
+        first._observation_shape[1:], first._observation_dtype)
     for env, observation in zip(envs, stepped[0]):
       env._python.observation = observation
     return stepped
@@ -378,7 +377,7 @@ class GymEnvironment(base.Environment):
     else:
       stepped = _batch_as_protocol(
           self._batch.step(action), self._observation_shape[:1],
-          self._observation_shape, self._observation_dtype)
+          self._observation_shape[1:], self._observation_dtype)
     self._python.observation = stepped[0]
     return stepped
 
